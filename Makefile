@@ -1,0 +1,171 @@
+# SPDX-License-Identifier: GPL-2.0
+# mmscope: CO-RE BPF objects + one userspace binary. Everything built goes under build/.
+#
+#   make            build/mmscope and the workloads
+#   make run        install what is missing, build, run the main job (mmscope stat on the exec loop)
+#   make test       install what is missing, build, run the whole test suite
+#   make static     build/mmscope-static (statically linked: for other hosts and test VMs)
+#   make bench-smoke  fault-loop time with and without mmscope stat
+#   make fuzz       long libFuzzer runs (make test runs short ones)
+#   V=1             show the commands
+
+HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/')
+ARCH ?= $(HOST_ARCH)
+ifeq ($(wildcard vmlinux-headers/$(ARCH)/vmlinux.h),)
+$(error no vmlinux-headers/$(ARCH)/vmlinux.h: ARCH must be one of $(notdir $(wildcard vmlinux-headers/*)))
+endif
+
+ifeq ($(ARCH),$(HOST_ARCH))
+OUT := build
+else
+OUT := build/$(ARCH)
+endif
+
+CROSS_COMPILE ?=
+CC := $(CROSS_COMPILE)gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0)
+
+CFLAGS ?= -O2 -g
+WARN := -Wall -Wextra -Werror
+USER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -fno-omit-frame-pointer -D_GNU_SOURCE \
+	-DMMSCOPE_VERSION='"$(VERSION)"' -I$(OUT) -Iuser -Ibpf
+LIBS := -lbpf -lelf -ldw -lz
+STATIC_LIBS := -lbpf -ldw -lelf -lz -lzstd -llzma -lbz2 -lpthread
+
+# clang's own system include dirs, so <asm/types.h> & co. resolve for -target bpf everywhere.
+CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 \
+	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux-headers/$(ARCH) -Ibpf \
+	$(CLANG_BPF_SYS_INCLUDES) -Wall -Werror -Wno-unused-function
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_MAIN_SRCS := $(filter-out bpf/probe.bpf.c,$(BPF_SRCS))
+# state.bpf.o defines the shared maps and must come first: libbpf 1.1's linker resolves the
+# other objects' extern maps only against definitions it has already seen.
+BPF_OBJS := $(OUT)/bpf/state.bpf.o $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(filter-out bpf/state.bpf.c,$(BPF_MAIN_SRCS)))
+BPF_HDRS := $(wildcard bpf/*.h)
+USER_SRCS := $(wildcard user/*.c)
+USER_HDRS := $(wildcard user/*.h)
+USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
+SKELS := $(OUT)/mmscope.skel.h $(OUT)/probe.skel.h $(OUT)/syscall_names.h
+WORKLOADS := $(patsubst tools/workloads/%.c,$(OUT)/workloads/%,$(wildcard tools/workloads/*.c))
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all deps run test unit live static workloads bench-smoke fuzz clean format check-format
+
+all: $(OUT)/mmscope workloads
+
+deps:
+	$(Q)tools/deps.sh
+
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) vmlinux-headers/$(ARCH)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp && llvm-strip -g $@.tmp -o $@ && rm -f $@.tmp
+
+$(OUT)/mmscope.bpf.o: $(BPF_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(OUT)/mmscope.skel.h: $(OUT)/mmscope.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name mmscope > $@
+
+$(OUT)/probe.skel.h: $(OUT)/bpf/probe.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name mmscope_probe > $@
+
+# System call names of the target architecture, from its own <asm/unistd.h>: the list of
+# __NR_ names, resolved by the compiler (arm64's generic table aliases some of them).
+$(OUT)/syscall_names.h:
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)echo '#include <asm/unistd.h>' | $(CC) -E -dM - | \
+		sed -n 's/^#define __NR_\([a-z0-9_]*\) .*/\1/p' | sort -u | \
+		awk '{ printf "#ifdef __NR_%s\n\t{__NR_%s, \"%s\"},\n#endif\n", $$1, $$1, $$1 }' > $@
+
+$(OUT)/user/%.o: user/%.c $(USER_HDRS) $(BPF_HDRS) $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
+
+$(OUT)/mmscope: $(USER_OBJS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -o $@ $^ $(LIBS)
+
+static: $(OUT)/mmscope-static
+$(OUT)/mmscope-static: $(USER_OBJS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -static -o $@ $^ $(STATIC_LIBS)
+
+workloads: $(WORKLOADS)
+$(OUT)/workloads/%: tools/workloads/%.c $(wildcard tools/workloads/*.h)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer $(WARN) -std=gnu11 -pthread $(WORKLOAD_LDFLAGS) -o $@ $<
+
+# ---- tests: unit tests under AddressSanitizer + UBSan, linked against the user modules ----
+SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+ASAN_OBJS := $(patsubst user/%.c,$(OUT)/asan/user/%.o,$(filter-out user/main.c,$(USER_SRCS)))
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUT)/unit/%,$(wildcard tests/unit/test_*.c))
+
+$(OUT)/asan/user/%.o: user/%.c $(USER_HDRS) $(BPF_HDRS) $(SKELS)
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS:-O2=-O1) $(SAN) -c $< -o $@
+
+$(OUT)/asan/libmmscope.a: $(ASAN_OBJS)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(OUT)/unit/%: tests/unit/%.c tests/unit/test.h $(OUT)/asan/libmmscope.a
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS:-O2=-O1) $(SAN) -Itests/unit -o $@ $< $(OUT)/asan/libmmscope.a $(LIBS)
+
+unit: $(UNIT_TESTS)
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory all unit fuzz-build
+	$(Q)tests/run.sh
+
+run: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(OUT)/mmscope stat -- $(OUT)/workloads/exec_loop 1000
+
+bench-smoke: all
+	$(Q)tools/bench-smoke.sh
+
+# ---- fuzzing (clang libFuzzer) ----
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZERS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
+FUZZ_USER := $(filter-out user/main.c,$(USER_SRCS))
+$(OUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_USER) $(USER_HDRS) $(SKELS)
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -DMMSCOPE_VERSION='"$(VERSION)"' -I$(OUT) -Iuser -Ibpf \
+		-fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_USER) $(LIBS)
+fuzz-build: $(FUZZERS)
+fuzz: $(FUZZERS)
+	$(Q)FUZZ_SECONDS=$${FUZZ_SECONDS:-300} tests/fuzz/run.sh $(OUT)/fuzz
+
+FORMAT_FILES = $(USER_SRCS) $(USER_HDRS) bpf/*.c bpf/*.h tools/workloads/*.c tools/workloads/*.h \
+	tests/unit/*.c tests/fuzz/*.c
+format:
+	clang-format -i $(FORMAT_FILES)
+
+check-format:
+	clang-format --dry-run -Werror $(FORMAT_FILES)
+
+clean:
+	rm -rf build

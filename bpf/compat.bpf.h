@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Kernel and architecture differences, in one place. Each entry says which kernels differ and
+ * why the code below copes with both.
+ */
+#ifndef MMSCOPE_COMPAT_BPF_H
+#define MMSCOPE_COMPAT_BPF_H
+
+#include "mmscope.h"
+
+/*
+ * The system call the current thread is in, from its saved user registers
+ * (bpf_task_pt_regs(), v5.15: 88a16a130933 "bpf: Add bpf_task_pt_regs() helper").
+ * x86 keeps the number in orig_ax (an exception stores its error code there instead, which is
+ * why callers test for an open page fault first); arm64 in syscallno; powerpc in r0, valid
+ * when the trap is a system call (0xc00, or 0x3000 for scv).
+ */
+static __always_inline int current_syscall(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct pt_regs *regs;
+	long nr;
+
+	if (BPF_CORE_READ(t, flags) & 0x00200000 /* PF_KTHREAD */)
+		return SYSCALL_KTHREAD;
+	regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	if (!regs)
+		return SYSCALL_NONE;
+#if defined(__TARGET_ARCH_x86)
+	nr = BPF_CORE_READ(regs, orig_ax);
+#elif defined(__TARGET_ARCH_arm64)
+	nr = BPF_CORE_READ(regs, syscallno);
+#elif defined(__TARGET_ARCH_powerpc)
+	{
+		unsigned long trap = BPF_CORE_READ(regs, trap) & ~0xfUL;
+
+		if (trap != 0xc00 && trap != 0x3000)
+			return SYSCALL_NONE;
+		nr = BPF_CORE_READ(regs, gpr[0]);
+	}
+#else
+	nr = -1;
+#endif
+	return nr >= 0 && nr < 4096 ? (int)nr : SYSCALL_NONE;
+}
+
+#endif

@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Page faults: one fault-entry event per entry into the architecture's fault handler, and one
+ * completion event when mm_account_fault() accounts it minor or major. A thread's open entry
+ * waits in open_faults for its completion (latency, minor/major, and the class TLB events are
+ * attributed to); the thread's next entry replaces it and counts it incomplete. Nothing is
+ * dropped by a timeout, so slow major faults are kept.
+ *
+ * Every candidate hook of the catalog has a program here; userspace keeps the ones it chose
+ * and disables the rest before load. Programs only decode their hook's fields into fault class
+ * bits and call the shared fault_entry() / fault_complete().
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "state.bpf.h"
+#include "faults.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct proc_faults);
+} procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct fault_location_key);
+	__type(value, __u64);
+} locations SEC(".maps");
+
+/* handle_mm_fault() calls in flight (fentry/kprobe latency), by thread. */
+struct lat_call {
+	__u64 ts;
+	__u32 flags;
+	__u32 has_regs;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct lat_call);
+} lat_calls SEC(".maps");
+
+/* x86 page-fault error code bits (arch/x86/include/asm/trap_pf.h). */
+#define X86_PF_PROT (1UL << 0)
+#define X86_PF_WRITE (1UL << 1)
+#define X86_PF_USER (1UL << 2)
+#define X86_PF_INSTR (1UL << 4)
+
+/* include/linux/mm_types.h: vm_fault_t bits and fault flags used by mm_account_fault(). */
+#define VM_FAULT_OOM 0x000001
+#define VM_FAULT_SIGBUS 0x000002
+#define VM_FAULT_MAJOR 0x000004
+#define VM_FAULT_HWPOISON 0x000010
+#define VM_FAULT_HWPOISON_LARGE 0x000020
+#define VM_FAULT_SIGSEGV 0x000040
+#define VM_FAULT_RETRY 0x000400
+#define VM_FAULT_ERROR                                                                             \
+	(VM_FAULT_OOM | VM_FAULT_SIGBUS | VM_FAULT_SIGSEGV | VM_FAULT_HWPOISON |                   \
+	 VM_FAULT_HWPOISON_LARGE)
+#define FAULT_FLAG_WRITE 0x01
+#define FAULT_FLAG_USER 0x40
+#define FAULT_FLAG_TRIED 0x20
+#define FAULT_FLAG_INSTRUCTION 0x100
+
+static __always_inline void proc_count(__u32 tgid, __u32 cls, bool completion)
+{
+	struct proc_faults *p, zero = {};
+
+	p = bpf_map_lookup_elem(&procs, &tgid);
+	if (!p) {
+		if (completion)
+			return; /* its entry was lost already */
+		bpf_map_update_elem(&procs, &tgid, &zero, BPF_NOEXIST);
+		p = bpf_map_lookup_elem(&procs, &tgid);
+		if (!p) {
+			count_lost(CNT_LOST_PROC);
+			return;
+		}
+	}
+	if (completion) {
+		if (cls & FC_MAJOR)
+			__sync_fetch_and_add(&p->major, 1);
+		else
+			__sync_fetch_and_add(&p->minor, 1);
+		return;
+	}
+	/* The comm of the latest fault: a process that exec'ed shows its new image. */
+	bpf_get_current_comm(p->comm, sizeof(p->comm));
+	if (cls & FC_USER)
+		__sync_fetch_and_add(&p->user, 1);
+	else
+		__sync_fetch_and_add(&p->kernel, 1);
+	if (cls & FC_ACCESS_KNOWN) {
+		if (cls & FC_WRITE)
+			__sync_fetch_and_add(&p->write, 1);
+		else if (cls & FC_EXEC)
+			__sync_fetch_and_add(&p->exec, 1);
+		else
+			__sync_fetch_and_add(&p->read, 1);
+	}
+}
+
+static __always_inline void location_count(void *ctx, __u32 tgid, __u32 cls, __u64 kernel_ip)
+{
+	struct fault_location_key key = {};
+	struct bpf_stack_build_id frame;
+
+	key.tgid = tgid;
+	if (!(cls & FC_USER)) {
+		key.kernel_ip = kernel_ip;
+	} else {
+		long n;
+
+		/* The user leaf frame is the faulting instruction. */
+		self_enter();
+		n = bpf_get_stack(ctx, &frame, sizeof(frame), BPF_F_USER_STACK | BPF_F_USER_BUILD_ID);
+		self_exit();
+		if (n <= 0) {
+			count_lost(CNT_LOST_LOCATION);
+			return;
+		}
+		key.status = frame.status;
+		key.offset_or_ip = frame.offset;
+		if (frame.status == BPF_STACK_BUILD_ID_VALID)
+			__builtin_memcpy(key.build_id, frame.build_id, sizeof(key.build_id));
+	}
+	hash_add(&locations, &key, 1, CNT_LOST_LOCATION);
+}
+
+static __always_inline void folded_count(struct open_fault *of, __u32 kind)
+{
+	struct folded_key key = {};
+
+	key.tgid = of->tgid;
+	key.user_stack_id = of->user_stack_id;
+	key.kernel_stack_id = of->kernel_stack_id;
+	key.kind = kind;
+	__builtin_memcpy(key.comm, of->comm, sizeof(key.comm));
+	hash_add(&folded, &key, 1, CNT_LOST_FOLDED);
+}
+
+/* The fault's class, and whether it issued local or broadcast invalidations. */
+static __always_inline void fault_tlb_count(struct mm_stats *s, __u32 cls, __u32 tlb)
+{
+	__u32 i = fault_class_index(cls);
+
+	if (i >= FAULT_CLASS_SLOTS)
+		return;
+	s->fault_tlb[i][FT_FAULTS]++;
+	if (tlb & OF_TLB_LOCAL)
+		s->fault_tlb[i][FT_LOCAL]++;
+	if (tlb & OF_TLB_BROADCAST)
+		s->fault_tlb[i][FT_BROADCAST]++;
+}
+
+static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 kernel_ip)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct open_fault *old, of = {};
+	struct mm_stats *s;
+
+	if (!trace_allowed(id))
+		return;
+	s = stats_get();
+	if (!s)
+		return;
+	if (!(cls & FC_USER) && self_busy_now()) {
+		s->c[CNT_FAULT_SELF]++;
+		return;
+	}
+	s->c[cls & FC_USER ? CNT_FAULT_USER : CNT_FAULT_KERNEL]++;
+	if (cls & FC_ACCESS_KNOWN)
+		s->c[cls & FC_WRITE ? CNT_FAULT_WRITE : cls & FC_EXEC ? CNT_FAULT_EXEC : CNT_FAULT_READ]++;
+	if (cls & FC_PROT)
+		s->c[CNT_FAULT_PROT]++;
+	if (collect_procs)
+		proc_count(id >> 32, cls, false);
+	if (collect_locations)
+		location_count(ctx, id >> 32, cls, kernel_ip);
+
+	of.ts = bpf_ktime_get_ns();
+	of.cls = cls;
+	of.tgid = id >> 32;
+	of.user_stack_id = -1;
+	of.kernel_stack_id = -1;
+	if (collect_stacks) {
+		bpf_get_current_comm(of.comm, sizeof(of.comm));
+		of.kernel_stack_id = bpf_get_stackid(ctx, &kernel_stacks, 0);
+		/* Kernel-mode faults too: the user stack shows the system call's caller. */
+		self_enter();
+		of.user_stack_id = bpf_get_stackid(ctx, &user_stacks, BPF_F_USER_STACK);
+		self_exit();
+		if (of.kernel_stack_id < 0 && of.user_stack_id < 0)
+			s->c[CNT_LOST_STACK]++;
+	}
+
+	old = bpf_map_lookup_elem(&open_faults, &tid);
+	if (old) {
+		/* The previous entry never completed (retried, failed, or killed). */
+		s->c[CNT_FAULT_REPLACED]++;
+		fault_tlb_count(s, old->cls, old->tlb);
+		if (collect_stacks)
+			folded_count(old, old->cls);
+		*old = of;
+		return;
+	}
+	if (bpf_map_update_elem(&open_faults, &tid, &of, BPF_ANY))
+		s->c[CNT_LOST_OPEN_FAULT]++;
+}
+
+/* The thread's open fault completed: accounted major or minor by mm_account_fault(). */
+static __always_inline void fault_complete(bool major)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct open_fault *of;
+	struct mm_stats *s;
+	__u32 cls;
+
+	s = stats_get();
+	if (!s)
+		return;
+	of = bpf_map_lookup_elem(&open_faults, &tid);
+	if (!of) {
+		s->c[CNT_FAULT_COMPLETIONS_UNPAIRED]++;
+		return;
+	}
+	cls = of->cls | FC_DONE | (major ? FC_MAJOR : 0);
+	s->c[major ? CNT_FAULT_MAJOR : CNT_FAULT_MINOR]++;
+	fault_tlb_count(s, cls, of->tlb);
+	if (!lat_from_calls) {
+		__u64 lat = bpf_ktime_get_ns() - of->ts;
+
+		hist_bump(s->lat[LAT_ALL], lat);
+		hist_bump(s->lat[major ? LAT_MAJOR : LAT_MINOR], lat);
+		s->c[CNT_FAULT_LAT_CALLS]++;
+	}
+	if (collect_procs)
+		proc_count(of->tgid, cls, true);
+	if (collect_stacks)
+		folded_count(of, cls);
+	bpf_map_delete_elem(&open_faults, &tid);
+}
+
+/* ---- fault entry: x86 exceptions tracepoints (error code gives the class) ---- */
+
+static __always_inline __u32 x86_class(unsigned long error_code)
+{
+	__u32 cls = FC_ACCESS_KNOWN | FC_PROT_KNOWN;
+
+	if (error_code & X86_PF_USER)
+		cls |= FC_USER;
+	if (error_code & X86_PF_INSTR)
+		cls |= FC_EXEC;
+	else if (error_code & X86_PF_WRITE)
+		cls |= FC_WRITE;
+	if (error_code & X86_PF_PROT)
+		cls |= FC_PROT;
+	return cls;
+}
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(pf_user_btf, unsigned long address, struct pt_regs *regs, unsigned long error_code)
+{
+	fault_entry(ctx, x86_class(error_code), 0);
+	return 0;
+}
+
+SEC("tp_btf/page_fault_kernel")
+int BPF_PROG(pf_kernel_btf, unsigned long address, struct pt_regs *regs, unsigned long error_code)
+{
+	fault_entry(ctx, x86_class(error_code), BPF_CORE_READ(regs, ip));
+	return 0;
+}
+
+SEC("tracepoint/exceptions/page_fault_user")
+int pf_user_tp(struct trace_event_raw_exceptions *ctx)
+{
+	fault_entry(ctx, x86_class(ctx->error_code), 0);
+	return 0;
+}
+
+SEC("tracepoint/exceptions/page_fault_kernel")
+int pf_kernel_tp(struct trace_event_raw_exceptions *ctx)
+{
+	fault_entry(ctx, x86_class(ctx->error_code), ctx->ip);
+	return 0;
+}
+
+/* ---- fault entry: the perf software page-fault event (every architecture) ---- */
+
+SEC("perf_event")
+int pf_perf(struct bpf_perf_event_data *ctx)
+{
+	__u32 cls = perf_regs_class(&ctx->regs);
+
+	fault_entry(ctx, cls, cls & FC_USER ? 0 : PT_REGS_IP(&ctx->regs));
+	return 0;
+}
+
+/* ---- completion: the perf software minor/major events, fired by mm_account_fault() ---- */
+
+SEC("perf_event")
+int pf_done_minor(struct bpf_perf_event_data *ctx)
+{
+	fault_complete(false);
+	return 0;
+}
+
+SEC("perf_event")
+int pf_done_major(struct bpf_perf_event_data *ctx)
+{
+	fault_complete(true);
+	return 0;
+}
+
+/* ---- completion and latency: handle_mm_fault() entry and exit ---- */
+
+static __always_inline void mm_fault_call(unsigned int flags, void *regs)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct lat_call call;
+
+	if (!trace_allowed(id))
+		return;
+	call.ts = bpf_ktime_get_ns();
+	call.flags = flags;
+	call.has_regs = regs != NULL;
+	if (bpf_map_update_elem(&lat_calls, &tid, &call, BPF_ANY))
+		count_lost(CNT_LOST_LAT);
+}
+
+static __always_inline void mm_fault_return(unsigned int ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct lat_call *call;
+	struct mm_stats *s;
+	bool major, done;
+
+	call = bpf_map_lookup_elem(&lat_calls, &tid);
+	if (!call)
+		return;
+	s = stats_get();
+	if (!s)
+		goto out;
+	/* The same test as mm_account_fault(): retries and errors are not accounted. */
+	done = !(ret & (VM_FAULT_RETRY | VM_FAULT_ERROR));
+	major = (ret & VM_FAULT_MAJOR) || (call->flags & FAULT_FLAG_TRIED);
+	hist_bump(s->lat[LAT_ALL], bpf_ktime_get_ns() - call->ts);
+	if (done)
+		hist_bump(s->lat[major ? LAT_MAJOR : LAT_MINOR], bpf_ktime_get_ns() - call->ts);
+	s->c[CNT_FAULT_LAT_CALLS]++;
+	/* Without regs (GUP) mm_account_fault() fires no completion event either. */
+	if (done && call->has_regs)
+		fault_complete(major);
+out:
+	bpf_map_delete_elem(&lat_calls, &tid);
+}
+
+SEC("fentry/handle_mm_fault")
+int BPF_PROG(mm_fault_fentry, struct vm_area_struct *vma, unsigned long address,
+	     unsigned int flags, struct pt_regs *regs)
+{
+	mm_fault_call(flags, regs);
+	return 0;
+}
+
+SEC("fexit/handle_mm_fault")
+int BPF_PROG(mm_fault_fexit, struct vm_area_struct *vma, unsigned long address,
+	     unsigned int flags, struct pt_regs *regs, vm_fault_t ret)
+{
+	mm_fault_return(ret);
+	return 0;
+}
+
+SEC("kprobe/handle_mm_fault")
+int BPF_KPROBE(mm_fault_kprobe, struct vm_area_struct *vma, unsigned long address,
+	       unsigned int flags, struct pt_regs *regs)
+{
+	mm_fault_call(flags, regs);
+	return 0;
+}
+
+SEC("kretprobe/handle_mm_fault")
+int BPF_KRETPROBE(mm_fault_kretprobe, vm_fault_t ret)
+{
+	mm_fault_return(ret);
+	return 0;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Fault state shared with other BPF files (TLB events are attributed to the fault open on
+ * their thread), and the per-architecture decoding of the perf software page-fault event's
+ * registers.
+ */
+#ifndef MMSCOPE_FAULTS_BPF_H
+#define MMSCOPE_FAULTS_BPF_H
+
+#include "state.bpf.h"
+
+/* A fault entered and not completed yet, by thread. */
+struct open_fault {
+	__u64 ts;
+	__u32 cls;
+	__u32 tgid;
+	__s32 user_stack_id;
+	__s32 kernel_stack_id;
+	__u32 tlb; /* OF_TLB_*: invalidations issued while handling it */
+	__u32 pad;
+	char comm[MMSCOPE_COMM_LEN];
+};
+
+STATE_DECL struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct open_fault);
+} open_faults SEC(".maps");
+
+/*
+ * The perf software page-fault event hands BPF the faulting context's registers.
+ * powerpc: trap 0x300 is a data access (DSISR has the store bit), 0x400 an instruction fetch,
+ * MSR_PR says user mode (arch/powerpc/include/asm/reg.h). x86 and arm64: only the mode can be
+ * told (the error code / ESR is not in the registers), so the access stays unknown.
+ */
+#if defined(__TARGET_ARCH_powerpc)
+#define PPC_MSR_PR 0x4000UL
+#define PPC_DSISR_ISSTORE 0x02000000UL
+#define PPC_DSISR_PROTFAULT 0x08000000UL
+static __always_inline __u32 perf_regs_class(bpf_user_pt_regs_t *regs)
+{
+	__u64 trap = BPF_CORE_READ(regs, trap) & ~0xfUL;
+	__u64 dsisr = BPF_CORE_READ(regs, dsisr);
+	__u32 cls = FC_ACCESS_KNOWN | FC_PROT_KNOWN;
+
+	if (BPF_CORE_READ(regs, msr) & PPC_MSR_PR)
+		cls |= FC_USER;
+	if (trap == 0x400)
+		cls |= FC_EXEC;
+	else if (dsisr & PPC_DSISR_ISSTORE)
+		cls |= FC_WRITE;
+	if (dsisr & PPC_DSISR_PROTFAULT)
+		cls |= FC_PROT;
+	return cls;
+}
+#elif defined(__TARGET_ARCH_arm64)
+static __always_inline __u32 perf_regs_class(bpf_user_pt_regs_t *regs)
+{
+	/* PSR_MODE_EL0t == 0: the fault came from user mode. */
+	return (BPF_CORE_READ(regs, pstate) & 0xf) == 0 ? FC_USER : 0;
+}
+#else
+static __always_inline __u32 perf_regs_class(bpf_user_pt_regs_t *regs)
+{
+	return (BPF_CORE_READ(regs, cs) & 3) == 3 ? FC_USER : 0;
+}
+#endif
+
+#endif

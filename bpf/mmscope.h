@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Types shared by the BPF programs and userspace: counter indices, fault class bits, and the
+ * keys and values of every map userspace reads. Only fixed-width types, so the layout is the
+ * same on both sides and on every architecture.
+ */
+#ifndef MMSCOPE_SHARED_H
+#define MMSCOPE_SHARED_H
+
+#ifndef __bpf__
+#include <linux/types.h> /* BPF programs get these types from vmlinux.h */
+#endif
+#include "hist.h"
+
+#define MMSCOPE_COMM_LEN 16
+#define MMSCOPE_MAX_CPUS 1024
+#define MMSCOPE_BUILD_ID_SIZE 20
+
+/*
+ * Fault class bits, set at the fault-entry event (access and mode) and completed at the
+ * completion event (minor / major / incomplete). READ is "neither WRITE nor EXEC" and is only
+ * meaningful when FC_ACCESS_KNOWN is set: the portable perf software page-fault event carries
+ * no error code on x86 and arm64.
+ */
+enum fault_class_bits {
+	FC_WRITE = 1u << 0,
+	FC_EXEC = 1u << 1,
+	FC_USER = 1u << 2,     /* fault taken in user mode (x86 error code USER, ppc MSR_PR) */
+	FC_PROT = 1u << 3,     /* protection fault on a present page (x86 PROT bit, ppc DSISR) */
+	FC_MAJOR = 1u << 4,    /* completed as major (VM_FAULT_MAJOR or FAULT_FLAG_TRIED) */
+	FC_DONE = 1u << 5,     /* completed: accounted minor or major by mm_account_fault() */
+	FC_ACCESS_KNOWN = 1u << 6,
+	FC_PROT_KNOWN = 1u << 7,
+};
+
+/* Indices into struct mm_stats.c[]: the hot counters, one per-CPU slot each. */
+enum mm_counter {
+	CNT_FAULT_USER,
+	CNT_FAULT_KERNEL,
+	CNT_FAULT_READ,
+	CNT_FAULT_WRITE,
+	CNT_FAULT_EXEC,
+	CNT_FAULT_PROT,
+	CNT_FAULT_MINOR,
+	CNT_FAULT_MAJOR,
+	CNT_FAULT_REPLACED,	/* an open fault replaced by the thread's next entry: incomplete */
+	CNT_FAULT_LAT_CALLS,	/* latency samples taken (all methods) */
+	CNT_FAULT_COMPLETIONS_UNPAIRED, /* completion with no open entry (started before attach) */
+	CNT_FAULT_SELF,		/* kernel faults of mmscope's own user-stack walks: excluded */
+	/* Things dropped; all reported under "lost". */
+	CNT_LOST_OPEN_FAULT,	/* per-thread open-fault map full */
+	CNT_LOST_STACK,		/* stack map full or stack unavailable */
+	CNT_LOST_PROC,		/* per-process map full */
+	CNT_LOST_LOCATION,	/* location map full */
+	CNT_LOST_FOLDED,	/* folded-stack count map full */
+	CNT_LOST_TRACKED,	/* tracked-process map full: a child could not be followed */
+	CNT_LOST_RINGBUF,	/* ring buffer full */
+	CNT_LOST_LAT,		/* latency in-flight map full */
+	CNT_LOST_TLB_PROC,	/* per-process TLB map full */
+	CNT_LOST_SYSCALL,	/* per-syscall TLB map full */
+	CNT_LOST_SWITCH_PROC,	/* per-process switch map full */
+	/* TLB invalidations (x86 tlb:tlb_flush; counts per reason are in tlb_reason[]). */
+	CNT_TLB_EVENTS,
+	CNT_TLB_FULL,		/* pages == TLB_FLUSH_ALL (-1): whole-TLB flushes */
+	CNT_TLB_ZERO,		/* pages == 0: nothing left to flush */
+	CNT_TLB_LOCAL,		/* invalidations on the issuing CPU only */
+	CNT_TLB_BROADCAST,	/* invalidations sent to other CPUs */
+	CNT_TLB_SEND_CALLS,	/* shootdown sender calls timed (fentry/kprobe) */
+	/* Context switches: total = same_mm + mm_change + kernel. */
+	CNT_SW_TOTAL,
+	CNT_SW_SAME_MM,
+	CNT_SW_MM_CHANGE,
+	CNT_SW_KERNEL,
+	CNT_SW_MM_FLUSH,	/* mm change whose CR3 load flushed the TLB (x86 pages -1) */
+	CNT_SW_MM_NOFLUSH,	/* mm change that kept the TLB (x86 pages 0: ASID still valid) */
+	CNT_SW_LAZY_FLUSH,	/* flush at a switch without mm change (lazy TLB catch-up) */
+	CNT_NR,
+};
+
+/* Per-reason slots of tlb:tlb_flush (a power of two); reasons from the last slot up share it. */
+#define TLB_REASON_SLOTS 16
+
+/*
+ * Faults by class and what invalidations they issued: class index =
+ * (access * 2 + user) * 3 + completion, access 0 read, 1 write, 2 exec, 3 unknown;
+ * completion 0 minor, 1 major, 2 incomplete.
+ */
+#define FAULT_CLASS_SLOTS 24
+enum fault_tlb_col {
+	FT_FAULTS,
+	FT_LOCAL,	/* faults during which a local invalidation was issued */
+	FT_BROADCAST,	/* ... a broadcast (shootdown IPI, tlbie) */
+	FT_NR,
+};
+
+/* open_fault.tlb bits: what the fault being handled issued. */
+#define OF_TLB_LOCAL 1u
+#define OF_TLB_BROADCAST 2u
+
+static inline unsigned int fault_class_index(unsigned int cls)
+{
+	unsigned int access = !(cls & FC_ACCESS_KNOWN) ? 3 : cls & FC_WRITE ? 1 : cls & FC_EXEC ? 2 : 0;
+	unsigned int done = !(cls & FC_DONE) ? 2 : cls & FC_MAJOR ? 1 : 0;
+
+	return (access * 2 + (cls & FC_USER ? 1 : 0)) * 3 + done;
+}
+
+enum lat_hist_kind {
+	LAT_ALL,
+	LAT_MINOR,
+	LAT_MAJOR,
+	LAT_NR,
+};
+
+/* The per-CPU aggregate: one lookup per event gives every hot counter and histogram. */
+struct mm_stats {
+	__u64 c[CNT_NR];
+	__u64 lat[LAT_NR][MMSCOPE_HIST_SLOTS];
+	__u64 tlb_reason[TLB_REASON_SLOTS];
+	__u64 tlb_pages[MMSCOPE_HIST_SLOTS];	/* pages per flush, full flushes apart */
+	__u64 fault_tlb[FAULT_CLASS_SLOTS][FT_NR];
+	__u64 send_targets[MMSCOPE_HIST_SLOTS]; /* CPUs a shootdown targeted */
+	__u64 send_wait[MMSCOPE_HIST_SLOTS];	/* ns the sender waited */
+};
+
+/* Per-process TLB events by reason (key: tgid). */
+struct tlb_proc {
+	char comm[MMSCOPE_COMM_LEN];
+	__u64 reason[TLB_REASON_SLOTS];
+};
+
+/* TLB events by the system call in progress on the issuing thread. */
+#define SYSCALL_NONE (-1)     /* not in a system call (or unknown) */
+#define SYSCALL_FAULT (-2)    /* while handling a page fault */
+#define SYSCALL_KTHREAD (-3)  /* a kernel thread */
+struct tlb_syscall_key {
+	__s32 nr;
+	__u32 reason;
+};
+
+/* Per-process context switches (key: tgid of the traced side). */
+struct switch_proc {
+	char comm[MMSCOPE_COMM_LEN];
+	__u64 total, same_mm, mm_change, kernel;
+};
+
+/* folded_key.kind for TLB events: this bit plus the reason. */
+#define KIND_TLB 0x80000000u
+
+/* Per-process fault breakdown (key: tgid). */
+struct proc_faults {
+	char comm[MMSCOPE_COMM_LEN];
+	__u64 user, kernel, read, write, exec, minor, major;
+};
+
+/*
+ * A fault location: the kernel instruction for faults taken in kernel mode, or the user
+ * instruction as (build ID, file offset), or as a raw address when the build ID could not be
+ * read (status as in struct bpf_stack_build_id: 1 = build ID valid, 2 = raw ip).
+ */
+struct fault_location_key {
+	__u32 tgid;
+	__u32 status;
+	__u64 kernel_ip; /* nonzero for kernel-mode faults */
+	__u64 offset_or_ip;
+	unsigned char build_id[MMSCOPE_BUILD_ID_SIZE];
+	__u32 pad;
+};
+
+/* One folded-stack record: process, both stacks, and the event kind of the leaf frame. */
+struct folded_key {
+	__u32 tgid;
+	__s32 user_stack_id; /* negative: not collected or lost */
+	__s32 kernel_stack_id;
+	__u32 kind; /* fault class bits for faults */
+	char comm[MMSCOPE_COMM_LEN];
+};
+
+/* Ring-buffer records: rare events userspace must react to while the process is alive. */
+enum mm_record_type {
+	REC_EXEC = 1, /* a tracked process exec'ed: register its new binary for symbols */
+};
+
+struct mm_record {
+	__u32 type;
+	__u32 tgid;
+	char comm[MMSCOPE_COMM_LEN];
+	char filename[256];
+};
+
+#endif

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Defines the shared state (state.bpf.h) and follows the target's processes: a child of a
+ * tracked process is tracked from its fork on, and a process leaves the map when it exits, so
+ * a later process that reuses its pid is not traced by mistake.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#define MMSCOPE_DEFINE_STATE
+#include "state.bpf.h"
+#include "faults.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+static __always_inline void track_fork(__u32 parent_tgid, __u32 child_pid, __u32 child_tgid)
+{
+	__u8 one = 1;
+
+	/* A new thread belongs to a process that is tracked already. */
+	if (child_pid != child_tgid || !filter_tgid || !follow_children)
+		return;
+	if (!bpf_map_lookup_elem(&tracked, &parent_tgid))
+		return;
+	if (bpf_map_update_elem(&tracked, &child_tgid, &one, BPF_ANY))
+		count_lost(CNT_LOST_TRACKED);
+}
+
+static __always_inline void track_exit(__u32 pid, __u32 tgid)
+{
+	/* Only the group leader's exit ends the process as far as its pid goes. */
+	if (pid == tgid && filter_tgid)
+		bpf_map_delete_elem(&tracked, &tgid);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(fork_btf, struct task_struct *parent, struct task_struct *child)
+{
+	track_fork(parent->tgid, child->pid, child->tgid);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(fork_raw, struct task_struct *parent, struct task_struct *child)
+{
+	track_fork(BPF_CORE_READ(parent, tgid), BPF_CORE_READ(child, pid),
+		   BPF_CORE_READ(child, tgid));
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(exit_btf, struct task_struct *task)
+{
+	track_exit(task->pid, task->tgid);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(exit_raw, struct task_struct *task)
+{
+	track_exit(BPF_CORE_READ(task, pid), BPF_CORE_READ(task, tgid));
+	return 0;
+}
+
+/*
+ * A traced process exec'ed: tell userspace the new image's path while the process is alive,
+ * so its symbols can be read even if it exits before the run ends.
+ */
+static __always_inline void emit_exec(const char *filename)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct mm_record *r;
+
+	if (!collect_stacks && !collect_locations)
+		return;
+	if (!trace_allowed(id))
+		return;
+	r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
+	if (!r) {
+		count_lost(CNT_LOST_RINGBUF);
+		return;
+	}
+	r->type = REC_EXEC;
+	r->tgid = id >> 32;
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	bpf_probe_read_kernel_str(r->filename, sizeof(r->filename), filename);
+	bpf_ringbuf_submit(r, 0);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(exec_btf, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	emit_exec(BPF_CORE_READ(bprm, filename));
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(exec_raw, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	emit_exec(BPF_CORE_READ(bprm, filename));
+	return 0;
+}

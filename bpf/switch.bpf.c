@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Context switches and address-space changes. Every switch is exactly one of:
+ * - same_mm:   between two user tasks of one address space;
+ * - mm_change: the CPU goes on to run a user address space other than the last one it ran.
+ *   Idle and kernel threads borrow the previous mm lazily, so the last *user* mm is tracked
+ *   per CPU: A -> kthread -> B is one change, at the switch to B;
+ * - kernel:    to or from idle or a kernel thread, without a change.
+ * On x86 the CR3 load that follows an mm change shows as tlb:tlb_flush(TASK_SWITCH): pages -1
+ * when it flushed (new or stale ASID), 0 when the ASID was still valid. sched_switch fires
+ * before switch_mm_irqs_off(), so the per-CPU class of the last switch tells which switch a
+ * TASK_SWITCH flush belongs to.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "state.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+enum switch_class {
+	SWC_NONE,
+	SWC_SAME_MM,
+	SWC_MM_CHANGE,
+	SWC_KERNEL,
+};
+
+struct cpu_switch_state {
+	__u64 last_user_mm;
+	__u32 last_class;
+	__u32 counted; /* the last switch passed the filter */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpu_switch_state);
+} cpu_switch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct switch_proc);
+} switch_procs SEC(".maps");
+
+static __always_inline void switch_proc_count(__u32 tgid, struct task_struct *t, __u32 cls)
+{
+	struct switch_proc *p, zero = {};
+
+	p = bpf_map_lookup_elem(&switch_procs, &tgid);
+	if (!p) {
+		bpf_map_update_elem(&switch_procs, &tgid, &zero, BPF_NOEXIST);
+		p = bpf_map_lookup_elem(&switch_procs, &tgid);
+		if (!p) {
+			count_lost(CNT_LOST_SWITCH_PROC);
+			return;
+		}
+	}
+	bpf_probe_read_kernel_str(p->comm, sizeof(p->comm), t->comm);
+	__sync_fetch_and_add(&p->total, 1);
+	if (cls == SWC_SAME_MM)
+		__sync_fetch_and_add(&p->same_mm, 1);
+	else if (cls == SWC_MM_CHANGE)
+		__sync_fetch_and_add(&p->mm_change, 1);
+	else
+		__sync_fetch_and_add(&p->kernel, 1);
+}
+
+/* prev is current. A switch counts when a traced task is on either side, once. */
+static __always_inline void on_switch(struct task_struct *prev, struct task_struct *next)
+{
+	__u64 prev_mm = (__u64)BPF_CORE_READ(prev, mm), next_mm = (__u64)BPF_CORE_READ(next, mm);
+	bool prev_ok = trace_allowed(bpf_get_current_pid_tgid());
+	bool next_ok = !prev_ok && task_allowed(next);
+	struct cpu_switch_state *cs;
+	struct mm_stats *s;
+	__u32 zero = 0, cls;
+
+	cs = bpf_map_lookup_elem(&cpu_switch, &zero);
+	if (!cs)
+		return;
+	/* Classify every switch, counted or not: the per-CPU last user mm must stay true. */
+	if (next_mm && next_mm != cs->last_user_mm)
+		cls = SWC_MM_CHANGE;
+	else if (next_mm && prev_mm == next_mm)
+		cls = SWC_SAME_MM;
+	else
+		cls = SWC_KERNEL;
+	if (next_mm)
+		cs->last_user_mm = next_mm;
+	cs->last_class = cls;
+	cs->counted = prev_ok || next_ok;
+	if (!cs->counted)
+		return;
+	s = stats_get();
+	if (!s)
+		return;
+	s->c[CNT_SW_TOTAL]++;
+	s->c[cls == SWC_SAME_MM ? CNT_SW_SAME_MM : cls == SWC_MM_CHANGE ? CNT_SW_MM_CHANGE
+									: CNT_SW_KERNEL]++;
+	if (collect_switch_procs) {
+		struct task_struct *side = prev_ok ? prev : next;
+
+		switch_proc_count(BPF_CORE_READ(side, tgid), side, cls);
+	}
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	on_switch(prev, next);
+	return 0;
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	on_switch(prev, next);
+	return 0;
+}
+
+/* x86 TASK_SWITCH flushes, matched to the switch just classified on this CPU. */
+static __always_inline void on_task_switch_flush(int reason, unsigned long pages)
+{
+	struct cpu_switch_state *cs;
+	struct mm_stats *s;
+	__u32 zero = 0;
+
+	if (reason != bpf_core_enum_value(enum tlb_flush_reason, TLB_FLUSH_ON_TASK_SWITCH))
+		return;
+	cs = bpf_map_lookup_elem(&cpu_switch, &zero);
+	/* One CR3 load per switch: a second one before the next switch is not a switch's
+	 * (exec's activate_mm, kthread_use_mm), and is left to tlb.task_switch. */
+	if (!cs || !cs->counted || cs->last_class == SWC_NONE)
+		return;
+	s = stats_get();
+	if (!s)
+		return;
+	if (cs->last_class != SWC_MM_CHANGE)
+		s->c[CNT_SW_LAZY_FLUSH]++;
+	else
+		s->c[pages ? CNT_SW_MM_FLUSH : CNT_SW_MM_NOFLUSH]++;
+	cs->last_class = SWC_NONE;
+}
+
+SEC("tp_btf/tlb_flush")
+int BPF_PROG(switch_flush_btf, int reason, unsigned long pages)
+{
+	on_task_switch_flush(reason, pages);
+	return 0;
+}
+
+SEC("tracepoint/tlb/tlb_flush")
+int switch_flush_tp(struct trace_event_raw_tlb_flush *ctx)
+{
+	on_task_switch_flush(ctx->reason, ctx->pages);
+	return 0;
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# mmscope faults --folded: the flame-graph format, its totals, and symbolized stacks.
+#
+# Oracles: a --json run of the same page_touch command (totals and per-class counts), the
+# workload's arithmetic (W, R, X, K faults in functions of known names), and the workload's
+# source for those names (tools/workloads/page_touch.c: touch_write_pages, touch_read_pages,
+# touch_kernel_pages, touch_exec_pages, all called from touch_all_pages, all noinline).
+. "$(dirname "$0")/lib.sh"
+
+PT="$WORKLOADS/page_touch"
+W=2000 R=2000 X=200 K=100
+
+ok() {
+	local name=$1 detail=$2
+	shift 2
+	if "$@"; then pass "$name"; else fail "$name ($detail)"; fi
+}
+absdiff_le() { (($1 - $2 <= $3 && $2 - $1 <= $3)); }
+pct_within() { ((($1 - $2) * 100 <= $3 * $2 && ($2 - $1) * 100 <= $3 * $2)); }
+# sum_where AWK-CONDITION : sum of the counts of the folded lines matching it
+sum_where() { awk "$1 { s += \$NF } END { print s + 0 }" "$TMP/folded"; }
+
+"$MMSCOPE" faults --folded -o "$TMP/folded" -- "$PT" -w $W -r $R -x $X -k $K >"$TMP/out" 2>"$TMP/err"
+rc=$?
+ok "folded: mmscope exits 0" "exit $rc: $(head -c 300 "$TMP/err" | tr '\n' ' ')" [ $rc -eq 0 ]
+[ -s "$TMP/folded" ] || { fail "folded: no output"; exit 0; }
+"$MMSCOPE" faults --json -o "$TMP/f.json" -- "$PT" -w $W -r $R -x $X -k $K >/dev/null 2>"$TMP/err2" ||
+	{ fail "folded: the --json run failed ($(head -c 300 "$TMP/err2"))"; exit 0; }
+read -r ju jk jr jw jx < <(json_get "$TMP/f.json" \
+	'" ".join(str(d["faults"][k]) for k in ("user", "kernel", "read", "write", "exec"))')
+
+nlines=$(wc -l <"$TMP/folded")
+badfmt=$(grep -cvE '^.+ [0-9]+$' "$TMP/folded")
+ok "folded: every line is 'STACK COUNT'" "$badfmt of $nlines lines do not match: $(grep -vE '^.+ [0-9]+$' "$TMP/folded" | head -2)" \
+	[ "$badfmt" -eq 0 ]
+ctrl=$(LC_ALL=C grep -c $'[\x01-\x1f\x7f]' "$TMP/folded")
+ok "folded: no control characters" "$ctrl lines with control characters" [ "$ctrl" -eq 0 ]
+# Each line's last frame is the event kind: a fault's ([write minor], [kernel write minor],
+# [read incomplete], ...) or a TLB invalidation's ([tlb local_mm_shootdown], ...).
+KIND_RE=';\[((kernel )?(read|write|exec|fault) (minor|major|incomplete)|tlb [a-z_]+)\] [0-9]+$'
+badkind=$(grep -cvE "$KIND_RE" "$TMP/folded")
+ok "folded: every stack ends in a [kind] frame" "$badkind lines: $(grep -vE "$KIND_RE" "$TMP/folded" | head -2)" \
+	[ "$badkind" -eq 0 ]
+dups=$(awk '{ $NF = ""; print }' "$TMP/folded" | sort | uniq -d | wc -l)
+ok "folded: no stack printed twice" "$dups duplicated stacks" [ "$dups" -eq 0 ]
+
+# Every fault entry is counted once in the folded output: at its completion, or when the
+# thread's next entry replaces it (incomplete). So the sum is the --json run's user + kernel.
+# Tolerance 1% (~44 of ~4360): two separate runs, whose startup faults differ by a few.
+total=$(sum_where '!/;\[tlb [a-z_]+\] [0-9]+$/')
+ok "folded: sum of counts = user + kernel of a --json run (1%)" "folded $total, json $((ju + jk))" \
+	pct_within "$total" $((ju + jk)) 1
+# Per class, against the --json run (same 1%, with 10 faults of slack for the small classes).
+fw=$(sum_where '/\[(kernel )?write [a-z]+\] [0-9]+$/')
+fr=$(sum_where '/\[(kernel )?read [a-z]+\] [0-9]+$/')
+fx=$(sum_where '/\[(kernel )?exec [a-z]+\] [0-9]+$/')
+fk=$(sum_where '/;\[kernel [a-z]+ [a-z]+\] [0-9]+$/')
+ok "folded: [.. write ..] lines sum to the JSON write count" "folded $fw, json $jw" absdiff_le "$fw" "$jw" $((jw / 100 + 10))
+ok "folded: [.. read ..] lines sum to the JSON read count" "folded $fr, json $jr" absdiff_le "$fr" "$jr" $((jr / 100 + 10))
+ok "folded: [.. exec ..] lines sum to the JSON exec count" "folded $fx, json $jx" absdiff_le "$fx" "$jx" $((jx / 100 + 10))
+ok "folded: [kernel ..] lines sum to the JSON kernel count" "folded $fk, json $jk" absdiff_le "$fk" "$jk" $((jk / 100 + 10))
+ok "folded: [exec minor] lines exist, >= X" "exec minor total $(sum_where '/\[exec minor\] [0-9]+$/'), X=$X" \
+	[ "$(sum_where '/\[exec minor\] [0-9]+$/')" -ge $X ]
+
+# ---- symbols: the workload's own functions ----
+if ! grep -qE 'touch_[a-z]+_pages|main' "$TMP/folded"; then
+	why="user symbols not resolved: no line names a page_touch function"
+	grep -q '\[unknown\]' "$TMP/folded" && why="$why (frames print as [unknown]: a binary without user/sym.c?)"
+	skip "folded: workload functions in the stacks ($why)"
+	exit 0
+fi
+# The faulting instruction is in the named function for writes, reads and the kernel-mode
+# faults (the user stack of a kernel-mode fault ends at the read() call inside
+# touch_kernel_pages). Each class's pages share one stack, so one line holds nearly all of
+# them: at least 99% of the count (1% for the case of a stack id collision splitting it).
+n=$(sum_where '/;touch_write_pages;/ && /;\[write minor\] [0-9]+$/')
+ok "folded: touch_write_pages ... [write minor] holds the W write faults" "$n of $W" [ "$n" -ge $((W * 99 / 100)) -a "$n" -le $((W + 10)) ]
+n=$(sum_where '/;touch_read_pages;/ && /;\[read minor\] [0-9]+$/')
+ok "folded: touch_read_pages ... [read minor] holds the R read faults" "$n of $R" [ "$n" -ge $((R * 99 / 100)) -a "$n" -le $((R + 10)) ]
+n=$(sum_where '/;touch_kernel_pages;/ && /;\[kernel write minor\] [0-9]+$/')
+ok "folded: touch_kernel_pages ... [kernel write minor] holds the K kernel faults" "$n of $K" [ "$n" -ge $((K * 99 / 100)) -a "$n" -le $((K + 10)) ]
+# An exec fault is taken on the callee's first instruction, before its prologue has pushed a
+# frame: a frame-pointer unwinder then goes from the exec page straight to touch_exec_pages's
+# caller (touch_all_pages); touch_exec_pages itself appears only if the unwinder also reads
+# the return address at the stack pointer. Either is correct, so either is accepted.
+n=$(sum_where '/;touch_(all|exec)_pages;/ && /;\[exec minor\] [0-9]+$/')
+ok "folded: exec faults under touch_all_pages/touch_exec_pages ... [exec minor]" "$n of $X" [ "$n" -ge $((X * 99 / 100)) -a "$n" -le $((X + 10)) ]
+# Root to leaf: comm first, then main before touch_all_pages before touch_write_pages.
+ok "folded: frames go root to leaf (page_touch;...main;...touch_all_pages;touch_write_pages)" \
+	"$(grep ';touch_write_pages;' "$TMP/folded" | head -1 | cut -c1-200)" \
+	grep -qE '^page_touch;(.*;)?main;(.*;)?touch_all_pages;touch_write_pages;' "$TMP/folded"

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Output: -o FILE is written atomically; --interval JSON objects and their relation to the
+# total; -T time stamps in text mode.
+#
+# Oracles: the file system as seen from outside during and after the run, the wall clock,
+# and a target whose faults are known and confined to one part of the run (page_touch
+# between two sleeps), against which the intervals must add up exactly.
+. "$(dirname "$0")/lib.sh"
+
+PT="$WORKLOADS/page_touch"
+MMPID= SHPID=
+cleanup() {
+	[ -n "$MMPID" ] && kill "$MMPID" 2>/dev/null
+	[ -n "$SHPID" ] && kill "$SHPID" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+ok() {
+	local name=$1 detail=$2
+	shift 2
+	if "$@"; then pass "$name"; else fail "$name ($detail)"; fi
+}
+wait_attached() {
+	local i
+	for i in $(seq 400); do
+		[ "$(ls -l /proc/"$1"/fd 2>/dev/null | grep -c bpf_link)" -ge 2 ] && return 0
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+# ---- -o FILE: atomic replacement ----
+# FILE holds old content; while mmscope runs (the command pauses 2 s) FILE must still be the
+# old content, whole; afterwards it is the new, complete JSON and the directory holds
+# nothing else (no FILE.tmp.* left).
+mkdir "$TMP/o"
+echo OLD >"$TMP/o/f.json"
+"$MMSCOPE" faults --json -o "$TMP/o/f.json" -- "$PT" -w 1000 --pause-before-ms 2000 >/dev/null 2>"$TMP/err" &
+MMPID=$!
+if wait_attached $MMPID; then
+	sleep 0.5
+	ok "-o: during the run FILE still has its old content" "$(head -c 100 "$TMP/o/f.json")" \
+		[ "$(cat "$TMP/o/f.json")" = OLD ]
+else
+	fail "-o: mmscope never attached ($(head -c 300 "$TMP/err" | tr '\n' ' '))"
+fi
+wait $MMPID
+rc=$?
+MMPID=
+ok "-o: exit 0" "exit $rc: $(head -c 300 "$TMP/err" | tr '\n' ' ')" [ $rc -eq 0 ]
+w=$(json_get "$TMP/o/f.json" 'd["faults"]["write"]' 2>/dev/null)
+ok "-o: FILE is now the complete JSON of the run (>= 1000 writes)" "write '$w'; $(head -c 80 "$TMP/o/f.json")" \
+	[ "${w:-0}" -ge 1000 ]
+ok "-o: nothing else left in the directory" "$(ls -A "$TMP/o" | tr '\n' ' ')" [ "$(ls -A "$TMP/o")" = f.json ]
+ok "-o: file mode follows the umask (0644 under umask 022)" "$(stat -c %a "$TMP/o/f.json")" \
+	[ "$(umask)" != 0022 -o "$(stat -c %a "$TMP/o/f.json")" = 644 ]
+# Text and folded output go through the same path.
+"$MMSCOPE" faults -o "$TMP/o/f.txt" -- true >/dev/null 2>&1
+ok "-o: text output written to FILE" "$(head -c 100 "$TMP/o/f.txt")" grep -q '^faults  *count' "$TMP/o/f.txt"
+ok "-o: still nothing else left in the directory" "$(ls -A "$TMP/o" | tr '\n' ' ')" \
+	[ "$(ls -A "$TMP/o" | tr '\n' ' ')" = "f.json f.txt " ]
+
+# ---- --interval, host-wide: -i 0.5 -d 2 ----
+"$MMSCOPE" faults --json -i 0.5 -d 2 >"$TMP/i.json" 2>"$TMP/err"
+rc=$?
+ok "-i: exit 0" "exit $rc: $(head -c 300 "$TMP/err" | tr '\n' ' ')" [ $rc -eq 0 ]
+# iv_check FILE : verdict lines "name ok|detail" on the interval objects and the total
+iv_check() {
+	python3 - "$1" <<'PY'
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+ivs, total = objs[:-1], objs[-1]
+keys = ("user", "kernel", "read", "write", "exec", "protection", "minor", "major")
+def out(name, cond, detail):
+    print("%s|%s" % (name, "ok" if cond else detail))
+out("count", len(ivs) >= 3, "%d interval objects" % len(ivs))
+out("index", [o.get("interval") for o in ivs] == list(range(len(ivs))),
+    "indexes %s" % [o.get("interval") for o in ivs])
+out("total_last", "interval" not in total and "by_process" in total["faults"],
+    "last object keys %s" % sorted(total))
+out("startend", all(o["end"] > o["start"] for o in ivs) and
+    all(abs(a["end"] - b["start"]) < 1e-6 for a, b in zip(ivs, ivs[1:])),
+    "start/end %s" % [(o["start"], o["end"]) for o in ivs])
+# 0.5 s each; 0.3..1.0 s allows for mmscope's 50 ms poll loop and scheduling on a busy VM.
+out("length", all(0.3 <= o["end"] - o["start"] <= 1.0 for o in ivs),
+    "lengths %s" % [round(o["end"] - o["start"], 3) for o in ivs])
+sums = {k: sum(o["faults"][k] for o in ivs) for k in keys + ("incomplete",)}
+out("total_ge_sum", all(total["faults"][k] >= sums[k] for k in sums),
+    "total %s, sum %s" % ({k: total["faults"][k] for k in sums}, sums))
+out("exact", all(total["faults"][k] == sums[k] for k in keys),
+    "total %s, sum of intervals %s" % ({k: total["faults"][k] for k in keys}, {k: sums[k] for k in keys}))
+print("sumwrite|%d" % sums["write"])
+PY
+}
+iv_check "$TMP/i.json" >"$TMP/v"
+verdict() { sed -n "s/^$1|//p" "$TMP/v"; }
+ok "-i: at least 3 interval objects" "$(verdict count)" [ "$(verdict count)" = ok ]
+ok "-i: interval indexes 0, 1, 2, ..." "$(verdict index)" [ "$(verdict index)" = ok ]
+ok "-i: the last object is the total (no interval key, has by_process)" "$(verdict total_last)" [ "$(verdict total_last)" = ok ]
+ok "-i: intervals have start < end and follow each other without gaps" "$(verdict startend)" [ "$(verdict startend)" = ok ]
+ok "-i: intervals last ~0.5 s (0.3..1.0)" "$(verdict length)" [ "$(verdict length)" = ok ]
+# Counters only grow: the total is the intervals plus whatever happened after the last
+# interval's snapshot (host-wide, always a little), so total >= sum, never less.
+ok "-i: host-wide total >= sum of the intervals, every counter" "$(verdict total_ge_sum)" [ "$(verdict total_ge_sum)" = ok ]
+
+# ---- --interval with a target whose faults all fall inside the intervals: exact sums ----
+# sh sleeps 0.6 s, runs page_touch (3000 writes), then sleeps on past the end of the run;
+# the run (-p sh, children followed) lasts -d 2 = exactly 4 intervals of 0.5 s, and nothing
+# of the target faults after the last one, so the total must equal the sum exactly.
+sh -c "sleep 0.6; '$PT' -w 3000 >/dev/null; exec sleep 8" &
+SHPID=$!
+"$MMSCOPE" faults --json -i 0.5 -d 2 -p $SHPID >"$TMP/j.json" 2>"$TMP/err"
+rc=$?
+kill $SHPID 2>/dev/null
+wait $SHPID 2>/dev/null
+SHPID=
+ok "-i -p: exit 0" "exit $rc: $(head -c 300 "$TMP/err" | tr '\n' ' ')" [ $rc -eq 0 ]
+iv_check "$TMP/j.json" >"$TMP/v"
+ok "-i -p: total == sum of the intervals for every counter" "$(verdict exact)" [ "$(verdict exact)" = ok ]
+# 3000 writes plus page_touch's startup (~25) and sh's fork: [3000, 3100].
+sw=$(verdict sumwrite)
+ok "-i -p: the intervals hold page_touch's 3000 writes (+ <= 100 startup)" "sum of writes $sw" \
+	[ "$sw" -ge 3000 -a "$sw" -le 3100 ]
+
+# ---- -T: time-of-day stamps on the interval headers (text mode) ----
+t0=$(date +%s)
+"$MMSCOPE" faults -i 0.5 -d 1.6 -T >"$TMP/t.txt" 2>"$TMP/err"
+rc=$?
+t1=$(date +%s)
+ok "-T: exit 0" "exit $rc" [ $rc -eq 0 ]
+stamps=$(sed -n 's/^\([0-2][0-9]:[0-5][0-9]:[0-5][0-9]\) interval [0-9][0-9]* .*/\1/p' "$TMP/t.txt")
+n=$(echo "$stamps" | grep -c .)
+ok "-T: each interval header starts with HH:MM:SS (3 intervals)" "$n stamped headers: $(grep -m3 'interval' "$TMP/t.txt" | tr '\n' '|')" \
+	[ "$n" -eq 3 ]
+# The stamps are the local time of day, within the run (second resolution, 1 s of slack).
+lo=$(date -d @$((t0 - 1)) +%T) hi=$(date -d @$((t1 + 1)) +%T)
+outside=$(echo "$stamps" | awk -v lo="$lo" -v hi="$hi" 'lo <= hi && ($1 < lo || $1 > hi)')
+ok "-T: stamps are the time of day during the run" "stamps $(echo $stamps), run $lo..$hi" [ -z "$outside" ]
+"$MMSCOPE" faults -i 0.5 -d 1.1 >"$TMP/u.txt" 2>/dev/null
+ok "-T: without -T the headers carry no stamp" "$(grep -m2 'interval' "$TMP/u.txt" | tr '\n' '|')" \
+	[ "$(grep -c '^interval [0-9]' "$TMP/u.txt")" -eq 2 ]

@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: GPL-2.0
+# mmscope switch: classes checked against the workload's structure and perf's count.
+source "$(dirname "$0")/lib.sh"
+
+R=5000
+# Two processes pinned to one CPU, ping-ponging over pipes: each round trip switches
+# ping -> pong -> ping, two changes of address space.
+"$MMSCOPE" switch --json -o "$TMP/p.json" -- "$WORKLOADS/pingpong" -r $R >/dev/null
+total=$(json_get "$TMP/p.json" 'd["switch"]["total"]')
+changes=$(json_get "$TMP/p.json" 'd["switch"]["mm_changes"]')
+same=$(json_get "$TMP/p.json" 'd["switch"]["same_mm"]')
+kern=$(json_get "$TMP/p.json" 'd["switch"]["kernel"]')
+echo "# processes: total=$total mm_changes=$changes same_mm=$same kernel=$kern"
+check "switch_identity" [ $((same + changes + kern)) -eq "$total" ]
+check "switch_process_mm_changes" [ "$changes" -ge $((2 * R)) ]
+# On x86 each mm change loads CR3 once: flushed + kept = changes, exactly.
+fl=$(json_get "$TMP/p.json" 'd["switch"]["flushes"] + d["switch"]["no_flush"]')
+check "switch_flush_per_change" [ "$fl" -eq "$changes" ]
+# perf counts the same process tree's context switches (its software event): the switches
+# mmscope counts for the two processes are within 5% of it (both count every switch in or
+# out of a traced task once).
+perf stat -x, -o "$TMP/perf.out" -e context-switches -- "$WORKLOADS/pingpong" -r $R >/dev/null
+pcs=$(awk -F, '/context-switches/ {print $1}' "$TMP/perf.out")
+echo "# perf context-switches=$pcs"
+check "switch_total_vs_perf" within "$total" "$pcs" 5
+
+# Two threads of one process: the switches stay within one address space.
+"$MMSCOPE" switch --json -o "$TMP/t.json" -- "$WORKLOADS/pingpong" --threads -r $R >/dev/null
+total=$(json_get "$TMP/t.json" 'd["switch"]["total"]')
+changes=$(json_get "$TMP/t.json" 'd["switch"]["mm_changes"]')
+same=$(json_get "$TMP/t.json" 'd["switch"]["same_mm"]')
+echo "# threads: total=$total mm_changes=$changes same_mm=$same"
+check "switch_threads_same_mm" [ "$same" -ge $((2 * R * 95 / 100)) ]
+check "switch_threads_few_changes" [ "$changes" -le $((R / 20)) ]
+
+# Filter: a noisy neighbour ping-pongs on the other CPU; only the target's switches count.
+if [ "$(nproc)" -ge 2 ]; then
+	"$WORKLOADS/pingpong" -r $((R * 4)) --cpu 1 >/dev/null &
+	noisy=$!
+	"$WORKLOADS/pingpong" -r $R --cpu 0 --pause-before-ms 800 >/dev/null &
+	target=$!
+	sleep 0.2
+	"$MMSCOPE" switch --json -o "$TMP/f.json" -p $target
+	wait $target $noisy
+	pids=$(json_get "$TMP/f.json" 'sorted(set(x["pid"] for x in d["switch"]["by_process"]))')
+	# The target and its forked pong child (followed as a child), nothing else.
+	child_ok=$(json_get "$TMP/f.json" "all(x['pid'] != $noisy for x in d['switch']['by_process'])")
+	check "switch_filter_excludes_neighbour" [ "$child_ok" = True ]
+	changes=$(json_get "$TMP/f.json" 'd["switch"]["mm_changes"]')
+	check "switch_filter_counts_target" [ "$changes" -ge $((2 * R)) ] 
+	check "switch_filter_not_neighbour" [ "$changes" -le $((3 * R)) ]
+	echo "# filter: pids=$pids changes=$changes (neighbour $noisy)"
+else
+	skip "switch_filter (needs 2 CPUs)"
+fi
+
+# stat shows the tlb and switch sections too.
+"$MMSCOPE" stat --json -o "$TMP/s.json" -- "$WORKLOADS/pingpong" -r 1000 >/dev/null
+ok=$(json_get "$TMP/s.json" '"switch" in d and "tlb" in d and "faults" in d and d["switch"]["mm_changes"] >= 2000')
+check "stat_has_tlb_and_switch" [ "$ok" = True ]

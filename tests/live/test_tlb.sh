@@ -1,0 +1,78 @@
+# SPDX-License-Identifier: GPL-2.0
+# mmscope tlb: shootdowns counted against the workload's arithmetic and against an
+# independent counter of the same tracepoint (perf stat) in the same run; attribution to the
+# system call, the process and the workload's own function; invalidations by fault class.
+source "$(dirname "$0")/lib.sh"
+
+I=2000
+# mprotect_toggle (threads): thread A toggles PROT_READ / PROT_READ|PROT_WRITE on a region
+# that thread B, pinned to the other CPU, keeps reading: each mprotect changes present PTEs of
+# an mm loaded on both CPUs, so each is one local flush plus one shootdown IPI send, received
+# on B's CPU. 2 mprotect calls per iteration.
+if [ "$(nproc)" -lt 2 ]; then
+	skip "tlb_mprotect (needs 2 CPUs)"
+	exit 0
+fi
+"$WORKLOADS/mprotect_toggle" -i $I --pause-before-ms 1500 >"$TMP/wl.out" &
+wl=$!
+sleep 0.3
+"$MMSCOPE" tlb --json -o "$TMP/tlb.json" -p $wl &
+mm=$!
+# The independent counter: perf's own tracepoint counting, per reason, same process.
+perf stat -x, -o "$TMP/perf.out" -p $wl \
+	-e tlb:tlb_flush --filter 'reason == 4' -e tlb:tlb_flush --filter 'reason == 1' \
+	-e tlb:tlb_flush --filter 'reason == 3' >/dev/null 2>&1 &
+perfpid=$!
+wait $wl
+wait $mm
+rc=$?
+wait $perfpid 2>/dev/null
+check "tlb_mprotect_exit" [ $rc -eq 0 ]
+calls=$(kv "$(cat "$TMP/wl.out")" mprotect_calls)
+send=$(json_get "$TMP/tlb.json" 'd["tlb"]["remote_ipi_send"]')
+recv=$(json_get "$TMP/tlb.json" 'd["tlb"]["remote_shootdown"]')
+local_mm=$(json_get "$TMP/tlb.json" 'd["tlb"]["local_mm_shootdown"]')
+perf_send=$(awk -F, 'NR==FNR && /tlb:tlb_flush/ {n++; if (n==1) print $1}' "$TMP/perf.out")
+perf_recv=$(awk -F, '/tlb:tlb_flush/ {n++; if (n==2) print $1}' "$TMP/perf.out")
+echo "# mprotect calls=$calls sends=$send (perf $perf_send) received=$recv (perf $perf_recv) local_mm=$local_mm"
+# Each mprotect call sends one shootdown: within 5% (a few flushes at start-up and exit).
+check "tlb_send_vs_workload" within "$send" "$calls" 5
+check "tlb_local_vs_workload" within "$local_mm" "$calls" 5
+# Same tracepoint, same process, counted by perf: within 5% (perf attaches a little later
+# than mmscope, on a workload paused 1.5 s before its loop, so both see the whole loop).
+check "tlb_send_vs_perf" within "$send" "${perf_send:-0}" 5
+check "tlb_recv_vs_perf" within "$recv" "${perf_recv:-0}" 5
+# Attribution: the sends come from mprotect, in this process.
+top_sys=$(json_get "$TMP/tlb.json" '[x["syscall"] for x in sorted(d["tlb"]["by_syscall"], key=lambda x: -x["count"]) if x["reason"]=="remote_ipi_send"][0]')
+check "tlb_by_syscall_mprotect" [ "$top_sys" = mprotect ]
+mp=$(json_get "$TMP/tlb.json" 'sum(x["count"] for x in d["tlb"]["by_syscall"] if x["syscall"]=="mprotect" and x["reason"]=="remote_ipi_send")')
+check "tlb_by_syscall_share" within "$mp" "$send" 2
+proc=$(json_get "$TMP/tlb.json" '[(x["pid"], x["comm"]) for x in d["tlb"]["by_process"]][0]')
+check "tlb_by_process" [ "$proc" = "($wl, 'mprotect_toggle')" ]
+
+# The same with stacks: the workload's call path into mprotect and mprotect's kernel path, with
+# the remote_ipi_send leaf. The workload's own toggle_protection() is not in it: glibc's
+# __mprotect is a leaf without a frame of its own, so a frame-pointer unwind starting inside
+# it skips its caller (README: what frame pointers lose); main, which called
+# toggle_protection, is the workload frame that must be there.
+"$MMSCOPE" tlb --folded -o "$TMP/tlb.folded" -- "$WORKLOADS/mprotect_toggle" -i 500 >/dev/null
+check "tlb_folded_workload_frame" grep -Eq '^mprotect_toggle;.*main;(toggle_protection;)?__mprotect;.*do_mprotect_pkey;.*flush_tlb_mm_range;.*\[tlb remote_ipi_send\] [0-9]+$' "$TMP/tlb.folded"
+sum=$(awk '/\[tlb remote_ipi_send\]/ {s += $NF} END {print s+0}' "$TMP/tlb.folded")
+check "tlb_folded_sends" within "$sum" 1000 5
+
+# Copy-on-write after fork: the child's N writes to shared pages each break COW, which must
+# invalidate the old read-only mapping: at least N user write faults issued an invalidation.
+N=1000
+"$MMSCOPE" faults --json -o "$TMP/cow.json" -- "$WORKLOADS/cow_fork" -n $N >/dev/null
+inval=$(json_get "$TMP/cow.json" 'sum(x["local"] + x["broadcast"] for x in d["faults"]["by_fault_class"] if x["access"]=="write" and x["mode"]=="user")')
+check "tlb_cow_write_faults_invalidate" [ "$inval" -ge $N ]
+# Plain first-touch writes replace no mapping: (almost) none of them invalidates. The few
+# allowed are the process's own start-up (execve, ld.so's mprotect-free relocations).
+"$MMSCOPE" faults --json -o "$TMP/touch.json" -- "$WORKLOADS/page_touch" -w $N >/dev/null
+inval2=$(json_get "$TMP/touch.json" 'sum(x["local"] + x["broadcast"] for x in d["faults"]["by_fault_class"] if x["access"]=="write" and x["mode"]=="user")')
+echo "# cow invalidating write faults=$inval, first-touch=$inval2"
+check "tlb_first_touch_no_invalidation" [ "$inval2" -lt 20 ]
+
+# Identity and units: the standard reason keys are all present.
+keys=$(json_get "$TMP/tlb.json" 'all(k in d["tlb"] for k in ["task_switch","remote_shootdown","local_shootdown","local_mm_shootdown","remote_ipi_send","remote_wrong_cpu","broadcast","local","pages","full_flushes","by_process","by_syscall","by_fault_class"])')
+check "tlb_json_keys" [ "$keys" = True ]

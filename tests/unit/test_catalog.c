@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Hook selection against fake kernels: which hook wins, and the reasons the others lost. */
+#include <errno.h>
+#include <string.h>
+
+#include "test.h"
+#include "catalog.h"
+
+struct fake {
+	bool fentry, kprobes, tracefs_exceptions, perf;
+};
+
+static int fake_fentry(const struct kcaps *k, const char *f, const char **why)
+{
+	(void)f;
+	*why = "fentry programs refused by this kernel (load: Operation not permitted)";
+	return ((struct fake *)k->priv)->fentry ? 0 : -EPERM;
+}
+
+static int fake_kprobe(const struct kcaps *k, const char *f, const char **why)
+{
+	(void)f;
+	*why = "this kernel has no kprobes";
+	return ((struct fake *)k->priv)->kprobes ? 0 : -EOPNOTSUPP;
+}
+
+static bool fake_tp(const struct kcaps *k, const char *cat, const char *name)
+{
+	(void)name;
+	if (strcmp(cat, "exceptions") == 0)
+		return ((struct fake *)k->priv)->tracefs_exceptions;
+	return true;
+}
+
+static int fake_perf(const struct kcaps *k, const char *ev, const char **why)
+{
+	(void)ev;
+	*why = "cannot be opened (No such file or directory)";
+	return ((struct fake *)k->priv)->perf ? 0 : -ENOENT;
+}
+
+static struct kcaps make_caps(struct fake *f, unsigned int arch, bool kernel_btf)
+{
+	struct kcaps k = {
+		.arch = arch,
+		.btf = kernel_btf,
+		.kernel_btf = kernel_btf,
+		.fentry_ok = fake_fentry,
+		.kprobe_ok = fake_kprobe,
+		.tracepoint_exists = fake_tp,
+		.perf_sw_ok = fake_perf,
+		.priv = f,
+	};
+	return k;
+}
+
+#define ALL_FAULTS (1u << EV_FAULT_ENTRY | 1u << EV_FAULT_DONE)
+
+static enum hook_method chosen(const struct selection *s, enum mm_event_id e)
+{
+	const struct hook_candidate *c = selection_chosen(s, e);
+
+	return c ? c->method : HM_NONE;
+}
+
+static void this_host(void)
+{
+	/* 6.18 here: BTF, tracepoints, perf; no kprobes; fentry refused. */
+	struct fake f = {.fentry = false, .kprobes = false, .tracefs_exceptions = true, .perf = true};
+	struct kcaps k = make_caps(&f, ARCH_X86, true);
+	struct selection s;
+
+	catalog_select(&s, &k, ALL_FAULTS, -1, NULL, NULL);
+	EXPECT(chosen(&s, EV_FAULT_ENTRY) == HM_TP_BTF);
+	EXPECT(chosen(&s, EV_FAULT_DONE) == HM_PERF_SW);
+	EXPECT(strstr(s.events[EV_FAULT_DONE].results[0].reason, "refused") != NULL);
+	EXPECT(strstr(s.events[EV_FAULT_DONE].results[1].reason, "no kprobes") != NULL);
+	EXPECT(s.events[EV_FAULT_DONE].results[0].status == CAND_REFUSED);
+	EXPECT(s.events[EV_FAULT_ENTRY].results[1].status == CAND_UNTRIED);
+	EXPECT(!s.events[EV_TASK_FORK].wanted);
+}
+
+static void full_kernel(void)
+{
+	/* bookworm amd64: fentry works, so latency comes from fentry/fexit. */
+	struct fake f = {true, true, true, true};
+	struct kcaps k = make_caps(&f, ARCH_X86, true);
+	struct selection s;
+
+	catalog_select(&s, &k, ALL_FAULTS, -1, NULL, NULL);
+	EXPECT(chosen(&s, EV_FAULT_DONE) == HM_FENTRY);
+	EXPECT(chosen(&s, EV_FAULT_ENTRY) == HM_TP_BTF);
+}
+
+static void no_btf_ppc(void)
+{
+	/* ppc64le 6.1: no kernel BTF (a --btf file gives CO-RE), kprobes, perf events. */
+	struct fake f = {false, true, false, true};
+	struct kcaps k = make_caps(&f, ARCH_POWERPC, false);
+	struct selection s;
+
+	k.btf = true; /* --btf */
+	catalog_select(&s, &k, ALL_FAULTS | 1u << EV_TASK_FORK, -1, NULL, NULL);
+	EXPECT(chosen(&s, EV_FAULT_ENTRY) == HM_PERF_SW);
+	EXPECT(strstr(s.events[EV_FAULT_ENTRY].results[0].reason, "wrong architecture") != NULL);
+	EXPECT(chosen(&s, EV_FAULT_DONE) == HM_KPROBE);
+	EXPECT(strstr(s.events[EV_FAULT_DONE].results[0].reason, "no kernel BTF") != NULL);
+	EXPECT(chosen(&s, EV_TASK_FORK) == HM_RAW_TP);
+}
+
+static void no_tracepoints(void)
+{
+	struct fake f = {false, false, false, true};
+	struct kcaps k = make_caps(&f, ARCH_X86, true);
+	struct selection s;
+
+	catalog_select(&s, &k, ALL_FAULTS, -1, NULL, NULL);
+	EXPECT(chosen(&s, EV_FAULT_ENTRY) == HM_PERF_SW);
+	EXPECT(strstr(s.events[EV_FAULT_ENTRY].results[1].reason, "not in this kernel") != NULL);
+}
+
+static void nothing_works(void)
+{
+	struct fake f = {false, false, false, false};
+	struct kcaps k = make_caps(&f, ARCH_X86, true);
+	struct selection s;
+
+	catalog_select(&s, &k, ALL_FAULTS, -1, NULL, NULL);
+	EXPECT(chosen(&s, EV_FAULT_ENTRY) == HM_NONE);
+	EXPECT(chosen(&s, EV_FAULT_DONE) == HM_NONE);
+	EXPECT(strstr(s.events[EV_FAULT_DONE].results[2].reason, "cannot be opened") != NULL);
+}
+
+static void forced_method(void)
+{
+	struct fake f = {true, true, true, true};
+	struct kcaps k = make_caps(&f, ARCH_X86, true);
+	struct selection s;
+
+	catalog_select(&s, &k, ALL_FAULTS | 1u << EV_TASK_EXIT, HM_PERF_SW, NULL, NULL);
+	EXPECT(chosen(&s, EV_FAULT_ENTRY) == HM_PERF_SW);
+	EXPECT(chosen(&s, EV_FAULT_DONE) == HM_PERF_SW);
+	EXPECT(strstr(s.events[EV_FAULT_ENTRY].results[0].reason, "--method perf") != NULL);
+	/* Bookkeeping hooks are not forced. */
+	EXPECT(chosen(&s, EV_TASK_EXIT) == HM_TP_BTF);
+}
+
+static void attach_failure_falls_back(void)
+{
+	/* fentry loads but attach fails (EBUSY, as for do_user_addr_fault): next candidate. */
+	struct fake f = {true, true, true, true};
+	struct kcaps k = make_caps(&f, ARCH_X86, true);
+	struct selection first, second;
+	unsigned int excluded[EV_NR] = {0};
+
+	catalog_select(&first, &k, ALL_FAULTS, -1, NULL, NULL);
+	snprintf(first.events[EV_FAULT_DONE].results[0].reason,
+		 sizeof(first.events[0].results[0].reason), "handle_mm_fault: attach failed: busy");
+	excluded[EV_FAULT_DONE] = 1u << 0;
+	catalog_select(&second, &k, ALL_FAULTS, -1, excluded, &first);
+	EXPECT(chosen(&second, EV_FAULT_DONE) == HM_KPROBE);
+	EXPECT(second.events[EV_FAULT_DONE].results[0].status == CAND_REFUSED);
+	EXPECT_STREQ(second.events[EV_FAULT_DONE].results[0].reason,
+		     "handle_mm_fault: attach failed: busy");
+}
+
+static void probe_all_marks_fallbacks(void)
+{
+	struct fake f = {false, false, true, true};
+	struct kcaps k = make_caps(&f, ARCH_X86, true);
+	struct selection s;
+
+	catalog_probe_all(&s, &k);
+	EXPECT(chosen(&s, EV_FAULT_ENTRY) == HM_TP_BTF);
+	EXPECT(s.events[EV_FAULT_ENTRY].results[2].status == CAND_UNTRIED);
+	EXPECT(strstr(s.events[EV_FAULT_ENTRY].results[2].reason, "fallback") != NULL);
+	for (int e = 0; e < EV_NR; e++)
+		EXPECT(s.events[e].wanted);
+}
+
+static void describe_and_names(void)
+{
+	char buf[160];
+
+	hook_cand_describe(&catalog_event(EV_FAULT_ENTRY)->cands[0], buf, sizeof(buf));
+	EXPECT_STREQ(buf, "exceptions:page_fault_user+page_fault_kernel");
+	hook_cand_describe(&catalog_event(EV_FAULT_DONE)->cands[0], buf, sizeof(buf));
+	EXPECT_STREQ(buf, "handle_mm_fault");
+	EXPECT(arch_from_uname("x86_64") == ARCH_X86);
+	EXPECT(arch_from_uname("ppc64le") == ARCH_POWERPC);
+	EXPECT(arch_from_uname("aarch64") == ARCH_ARM64);
+	EXPECT(arch_from_uname("riscv64") == 0);
+}
+
+TEST_MAIN(T(this_host), T(full_kernel), T(no_btf_ppc), T(no_tracepoints), T(nothing_works),
+	  T(forced_method), T(attach_failure_falls_back), T(probe_all_marks_fallbacks),
+	  T(describe_and_names))

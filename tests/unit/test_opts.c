@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Option parsing: accepted forms, and the one-line errors of bad input. */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "opts.h"
+#include "util.h"
+
+static int run_noop(struct mm_opts *o)
+{
+	(void)o;
+	return 0;
+}
+
+static const struct command tracer = {"faults", "test", NULL, CMD_TRACES | CMD_STACKS, run_noop};
+static const struct command counter = {"stat", "test", NULL, CMD_TRACES, run_noop};
+static const struct command plain = {"probes", "test", NULL, 0, run_noop};
+
+static int four_cpus(void)
+{
+	return 4;
+}
+
+/* Parse a NULL-terminated list of arguments (argv[0] is the subcommand). */
+static int parse(struct mm_opts *o, const struct command *c, const char **args)
+{
+	int argc = 0;
+
+	while (args[argc])
+		argc++;
+	opts_possible_cpus = four_cpus;
+	return opts_parse(o, c, argc, (char **)args);
+}
+
+static void good_options(void)
+{
+	struct mm_opts o;
+	char pid[32];
+	const char *a[] = {"faults", "-p", pid, "-d", "2.5", "-i", "0.5", "-T", "--json", "-C", "0,2-3",
+			   "--top", "5", "-o", "/tmp/x.json", NULL};
+
+	snprintf(pid, sizeof(pid), "%d,1", getpid());
+	EXPECT(parse(&o, &tracer, a) == 0);
+	EXPECT(o.npids == 2 && o.pids[0] == getpid() && o.pids[1] == 1);
+	EXPECT(o.duration == 2.5 && o.interval == 0.5 && o.timestamp && o.json);
+	EXPECT(o.cpu_filter && o.cpu_mask[0] == 0xd);
+	EXPECT(o.top == 5);
+	EXPECT_STREQ(o.output, "/tmp/x.json");
+	EXPECT(o.argv == NULL);
+}
+
+static void command_after_separator(void)
+{
+	struct mm_opts o;
+	const char *a[] = {"stat", "-v", "--", "ls", "-l", "--", "x", NULL};
+
+	EXPECT(parse(&o, &counter, a) == 0);
+	EXPECT(o.argv && !strcmp(o.argv[0], "ls") && !strcmp(o.argv[1], "-l"));
+	EXPECT(o.argv && !strcmp(o.argv[2], "--") && !strcmp(o.argv[3], "x") && !o.argv[4]);
+	verbose = 0;
+}
+
+static void bad_options(void)
+{
+	struct mm_opts o;
+	const char *cases[][6] = {
+		{"faults", "--bogus", NULL},
+		{"faults", "-p", "abc", NULL},
+		{"faults", "-p", "0", NULL},
+		{"faults", "-p", "999999999", NULL},
+		{"faults", "-d", "-1", NULL},
+		{"faults", "-d", "0", NULL},
+		{"faults", "-d", "nan", NULL},
+		{"faults", "-i", "5", "-d", "1", NULL},
+		{"faults", "--json", "--folded", NULL},
+		{"faults", "-t", "1", "--no-children", NULL},
+		{"faults", "--method", "bogus", NULL},
+		{"faults", "-C", "9", NULL},
+		{"faults", "-C", "1-", NULL},
+		{"faults", "--", NULL},
+		{"faults", "stray", NULL},
+		{"faults", "-c", "/nonexistent-cgroup", NULL},
+		{"faults", "--btf", "/nonexistent.btf", NULL},
+		{"faults", "-d", NULL},
+		{"faults", "--top", "0", NULL},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int r = parse(&o, &tracer, cases[i]);
+
+		if (r != -1)
+			fprintf(stderr, "case %zu (%s %s) parsed: %d\n", i, cases[i][1],
+				cases[i][2] ? cases[i][2] : "", r);
+		EXPECT(r == -1);
+	}
+}
+
+static void folded_needs_stacks(void)
+{
+	struct mm_opts o;
+	const char *a[] = {"stat", "--folded", NULL};
+	const char *b[] = {"probes", "-p", "1", NULL};
+	const char *c[] = {"probes", "--json", NULL};
+
+	EXPECT(parse(&o, &counter, a) == -1);
+	EXPECT(parse(&o, &plain, b) == -1);
+	EXPECT(parse(&o, &plain, c) == 0 && o.json);
+}
+
+static void help_returns_one(void)
+{
+	struct mm_opts o;
+	const char *a[] = {"faults", "--help", NULL};
+	FILE *saved = stdout;
+
+	stdout = fopen("/dev/null", "w");
+	EXPECT(parse(&o, &tracer, a) == 1);
+	fclose(stdout);
+	stdout = saved;
+}
+
+static void numbers(void)
+{
+	uint64_t v;
+	double d;
+	uint64_t mask[2] = {0};
+
+	EXPECT(parse_u64("42", &v) && v == 42);
+	EXPECT(!parse_u64("", &v) && !parse_u64("-1", &v) && !parse_u64("1x", &v));
+	EXPECT(!parse_u64("99999999999999999999999", &v));
+	EXPECT(parse_seconds("0.25", &d) && d == 0.25);
+	EXPECT(!parse_seconds("0", &d) && !parse_seconds("inf", &d) && !parse_seconds("1s", &d));
+	EXPECT(parse_cpu_list("1,3-4,64", mask, 128) == 0);
+	EXPECT(mask[0] == 0x1a && mask[1] == 1);
+	EXPECT(parse_cpu_list("4-3", mask, 128) != 0);
+	EXPECT(parse_cpu_list("200", mask, 128) != 0);
+}
+
+TEST_MAIN(T(good_options), T(command_after_separator), T(bad_options), T(folded_needs_stacks),
+	  T(help_returns_one), T(numbers))

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * fork_touch - a parent and C children, each taking a known number of write faults.
+ *
+ * Tests counting per process tree: a tracer that follows children (or perf stat with
+ * inherit) must see P + C * Q faults from the loop, one that watches only the parent pid
+ * must see P. The parent writes one byte to each of P pages of fresh anonymous memory, then
+ * forks C children; each child maps Q pages of its own fresh anonymous memory, writes one byte
+ * to each and exits, while the parent waits for all of them. THP is off on both regions, so
+ * every write is one not-present fault.
+ *
+ * On top come the faults fork() itself causes: after fork() the parent's and the children's
+ * writable private pages are write-protected and shared, so the first write each side makes
+ * to its stack, libc data and so on is a copy-on-write fault (the parent's P pages are not
+ * written again, so they add none). That noise grows with C, not with P or Q: a run with
+ * -p 0 -q 0 and the same -c measures it.
+ */
+#define _GNU_SOURCE
+#define WL_NAME "fork_touch"
+#include <inttypes.h>
+#include <stdint.h>
+#include <sys/wait.h>
+#include "wl_common.h"
+
+#define MAX_CHILDREN 100000
+
+struct opts {
+	uint64_t parent_pages;
+	uint64_t children;
+	uint64_t child_pages;
+	uint64_t pause_ms;
+};
+
+static size_t page_size;
+
+static void usage(void)
+{
+	printf("Usage: fork_touch [-p PAGES] [-c CHILDREN] [-q PAGES] [--pause-before-ms MS]\n"
+	       "\n"
+	       "The parent writes its pages, forks the children, each child writes pages of its\n"
+	       "own and exits, the parent waits for them; then one summary line.\n"
+	       "\n"
+	       "  -p, --parent-pages P   pages the parent writes, one byte each (default 1000)\n"
+	       "  -c, --children C       children to fork, 0 for none (default 4)\n"
+	       "  -q, --child-pages Q    pages of fresh anonymous memory each child writes\n"
+	       "                         (default 1000)\n"
+	       "      --pause-before-ms MS  sleep MS milliseconds before the loop, so that a\n"
+	       "                         tracer can attach to the pid (default 0)\n"
+	       "  -h, --help             print this help and exit\n"
+	       "\n"
+	       "Summary: fork_touch: page_size= children= parent_pages= child_pages=\n"
+	       "expected_faults= expected_parent_faults= expected_child_faults= loop_ns= cpu_ns=\n"
+	       "cpu_ns includes the children's CPU time.\n");
+}
+
+static void parse_args(int argc, char **argv, struct opts *o)
+{
+	enum { OPT_PAUSE = 256 };
+	static const struct option longopts[] = {
+		{"parent-pages", required_argument, NULL, 'p'},
+		{"children", required_argument, NULL, 'c'},
+		{"child-pages", required_argument, NULL, 'q'},
+		{"pause-before-ms", required_argument, NULL, OPT_PAUSE},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	uint64_t max = wl_max_pages(page_size);
+	int c;
+
+	*o = (struct opts){.parent_pages = 1000, .children = 4, .child_pages = 1000};
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":p:c:q:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			o->parent_pages = wl_parse_u64("--parent-pages", optarg, 0, max);
+			break;
+		case 'c':
+			o->children = wl_parse_u64("--children", optarg, 0, MAX_CHILDREN);
+			break;
+		case 'q':
+			o->child_pages = wl_parse_u64("--child-pages", optarg, 0, max);
+			break;
+		case OPT_PAUSE:
+			o->pause_ms = wl_parse_u64("--pause-before-ms", optarg, 0, 86400000);
+			break;
+		case 'h':
+			usage();
+			exit(0);
+		default:
+			wl_bad_option(c, argv);
+		}
+	}
+	if (optind < argc)
+		wl_usage_error("unexpected argument '%s'", argv[optind]);
+}
+
+/* P not-present write faults in the parent. */
+static WL_NOINLINE void touch_parent_pages(char *base, uint64_t pages)
+{
+	for (uint64_t i = 0; i < pages; i++)
+		((volatile char *)base)[i * page_size] = 1;
+}
+
+/* Q not-present write faults in a child, on memory mapped after the fork. */
+static WL_NOINLINE void touch_child_pages(uint64_t pages)
+{
+	char *base;
+
+	if (!pages)
+		return;
+	base = wl_map_anon(pages * page_size);
+	for (uint64_t i = 0; i < pages; i++)
+		((volatile char *)base)[i * page_size] = 1;
+}
+
+/* Fork all children (they run concurrently), then reap them; any failed child fails the run. */
+static WL_NOINLINE void fork_children(uint64_t children, uint64_t child_pages)
+{
+	uint64_t failed = 0;
+
+	for (uint64_t i = 0; i < children; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			wl_die("fork");
+		if (pid == 0) {
+			touch_child_pages(child_pages);
+			_exit(0);
+		}
+	}
+	for (uint64_t i = 0; i < children; i++) {
+		int status;
+
+		if (wait(&status) < 0)
+			wl_die("wait");
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			failed++;
+	}
+	if (failed)
+		wl_fail("%" PRIu64 " of %" PRIu64 " children failed", failed, children);
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t t0, c0, cc0, loop_ns, cpu_ns;
+	char *parent = NULL;
+	struct opts o;
+
+	page_size = wl_page_size();
+	parse_args(argc, argv, &o);
+
+	if (o.parent_pages)
+		parent = wl_map_anon(o.parent_pages * page_size);
+	if (o.pause_ms)
+		wl_sleep_ms(o.pause_ms);
+	/* Nothing buffered may be inherited by the children (they _exit(), but be safe). */
+	fflush(NULL);
+
+	t0 = wl_now_ns(CLOCK_MONOTONIC);
+	c0 = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID);
+	cc0 = wl_children_cpu_ns();
+	touch_parent_pages(parent, o.parent_pages);
+	fork_children(o.children, o.child_pages);
+	cpu_ns = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID) - c0 + wl_children_cpu_ns() - cc0;
+	loop_ns = wl_now_ns(CLOCK_MONOTONIC) - t0;
+
+	printf("fork_touch: page_size=%zu children=%" PRIu64 " parent_pages=%" PRIu64
+	       " child_pages=%" PRIu64 " expected_faults=%" PRIu64
+	       " expected_parent_faults=%" PRIu64 " expected_child_faults=%" PRIu64
+	       " loop_ns=%" PRIu64 " cpu_ns=%" PRIu64 "\n",
+	       page_size, o.children, o.parent_pages, o.child_pages,
+	       o.parent_pages + o.children * o.child_pages, o.parent_pages,
+	       o.children * o.child_pages, loop_ns, cpu_ns);
+	return 0;
+}

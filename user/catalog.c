@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The catalog rows follow ../shared/docs/kernel-probes.md: per event, the best hook first.
+ * Why these orders:
+ * - fault entry: the x86 exceptions tracepoints carry the error code (the class); tp_btf is
+ *   the cheapest way to run on them; the perf software page-fault event fires in every
+ *   architecture's fault handler and on powerpc its registers hold trap and DSISR.
+ * - fault completion: handle_mm_fault() entry/exit adds the latency of every call; where it
+ *   cannot be hooked (no kprobes, fentry refused: this host, many locked-down kernels), the
+ *   perf software minor/major events fire in mm_account_fault() when a fault completes, and
+ *   latency comes from pairing them with the entry per thread.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "catalog.h"
+
+static const struct hook_candidate fault_entry_cands[] = {
+	{HM_TP_BTF,
+	 ARCH_X86,
+	 {{"pf_user_btf", "exceptions:page_fault_user"},
+	  {"pf_kernel_btf", "exceptions:page_fault_kernel"}},
+	 "error code: user/kernel, read/write/exec, protection"},
+	{HM_TRACEPOINT,
+	 ARCH_X86,
+	 {{"pf_user_tp", "exceptions:page_fault_user"},
+	  {"pf_kernel_tp", "exceptions:page_fault_kernel"}},
+	 "error code: user/kernel, read/write/exec, protection"},
+	{HM_PERF_SW,
+	 ARCH_ALL,
+	 {{"pf_perf", "page-faults"}},
+	 "registers: user/kernel; powerpc trap/DSISR also read/write/exec, protection"},
+};
+
+static const struct hook_candidate fault_done_cands[] = {
+	{HM_FENTRY,
+	 ARCH_ALL,
+	 {{"mm_fault_fentry", "handle_mm_fault"}, {"mm_fault_fexit", "handle_mm_fault"}},
+	 "minor/major from the return value; latency of each handle_mm_fault() call"},
+	{HM_KPROBE,
+	 ARCH_ALL,
+	 {{"mm_fault_kprobe", "handle_mm_fault"}, {"mm_fault_kretprobe", "handle_mm_fault"}},
+	 "minor/major from the return value; latency of each handle_mm_fault() call"},
+	{HM_PERF_SW,
+	 ARCH_ALL,
+	 {{"pf_done_minor", "minor-faults"}, {"pf_done_major", "major-faults"}},
+	 "minor/major when mm_account_fault() accounts the fault; latency by pairing with the "
+	 "fault entry per thread"},
+};
+
+static const struct hook_candidate fork_cands[] = {
+	{HM_TP_BTF, ARCH_ALL, {{"fork_btf", "sched:sched_process_fork"}}, "parent and child tasks"},
+	{HM_RAW_TP, ARCH_ALL, {{"fork_raw", "sched:sched_process_fork"}}, "parent and child tasks"},
+};
+
+static const struct hook_candidate exit_cands[] = {
+	{HM_TP_BTF, ARCH_ALL, {{"exit_btf", "sched:sched_process_exit"}}, "exiting task"},
+	{HM_RAW_TP, ARCH_ALL, {{"exit_raw", "sched:sched_process_exit"}}, "exiting task"},
+};
+
+static const struct hook_candidate exec_cands[] = {
+	{HM_TP_BTF, ARCH_ALL, {{"exec_btf", "sched:sched_process_exec"}}, "new image's path"},
+	{HM_RAW_TP, ARCH_ALL, {{"exec_raw", "sched:sched_process_exec"}}, "new image's path"},
+};
+
+static const struct hook_candidate tlb_flush_cands[] = {
+	{HM_TP_BTF, ARCH_X86, {{"tlb_flush_btf", "tlb:tlb_flush"}}, "reason, pages (-1: full)"},
+	{HM_TRACEPOINT, ARCH_X86, {{"tlb_flush_tp", "tlb:tlb_flush"}}, "reason, pages (-1: full)"},
+};
+
+static const struct hook_candidate tlb_send_cands[] = {
+	{HM_FENTRY,
+	 ARCH_X86,
+	 {{"send_fentry", "native_flush_tlb_multi"}, {"send_fexit", "native_flush_tlb_multi"}},
+	 "CPUs targeted by each shootdown, time the sender waited"},
+	{HM_KPROBE,
+	 ARCH_X86,
+	 {{"send_kprobe", "native_flush_tlb_multi"}, {"send_kretprobe", "native_flush_tlb_multi"}},
+	 "CPUs targeted by each shootdown, time the sender waited"},
+};
+
+static const struct hook_candidate switch_cands[] = {
+	{HM_TP_BTF, ARCH_ALL, {{"switch_btf", "sched:sched_switch"}}, "prev and next tasks, their mm"},
+	{HM_RAW_TP, ARCH_ALL, {{"switch_raw", "sched:sched_switch"}}, "prev and next tasks, their mm"},
+};
+
+static const struct hook_candidate switch_flush_cands[] = {
+	{HM_TP_BTF,
+	 ARCH_X86,
+	 {{"switch_flush_btf", "tlb:tlb_flush"}},
+	 "CR3 loads at switch: flushed (pages -1) or kept (0)"},
+	{HM_TRACEPOINT,
+	 ARCH_X86,
+	 {{"switch_flush_tp", "tlb:tlb_flush"}},
+	 "CR3 loads at switch: flushed (pages -1) or kept (0)"},
+};
+
+#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static const struct event_desc events[EV_NR] = {
+	[EV_FAULT_ENTRY] = {EV_FAULT_ENTRY, "fault-entry", "entry into the fault handler",
+			    fault_entry_cands, N(fault_entry_cands)},
+	[EV_FAULT_DONE] = {EV_FAULT_DONE, "fault-completion",
+			   "fault accounted minor/major (and latency)", fault_done_cands,
+			   N(fault_done_cands)},
+	[EV_TASK_FORK] = {EV_TASK_FORK, "task-fork", "follow children of traced processes",
+			  fork_cands, N(fork_cands), true},
+	[EV_TASK_EXIT] = {EV_TASK_EXIT, "task-exit", "forget exited processes (pid reuse)",
+			  exit_cands, N(exit_cands), true},
+	[EV_TASK_EXEC] = {EV_TASK_EXEC, "task-exec", "register exec'ed binaries for symbols",
+			  exec_cands, N(exec_cands), true},
+	[EV_TLB_FLUSH] = {EV_TLB_FLUSH, "tlb-flush", "TLB flushes by reason, with pages",
+			  tlb_flush_cands, N(tlb_flush_cands)},
+	[EV_TLB_SEND] = {EV_TLB_SEND, "tlb-shootdown-send",
+			 "shootdown targets and sender wait", tlb_send_cands, N(tlb_send_cands)},
+	[EV_SWITCH] = {EV_SWITCH, "context-switch", "context switches and mm changes",
+		       switch_cands, N(switch_cands)},
+	[EV_SWITCH_FLUSH] = {EV_SWITCH_FLUSH, "switch-flush",
+			     "whether an mm change flushed the TLB", switch_flush_cands,
+			     N(switch_flush_cands)},
+};
+
+const struct event_desc *catalog_event(enum mm_event_id id)
+{
+	return id < EV_NR ? &events[id] : NULL;
+}
+
+const char *hook_method_name(enum hook_method m)
+{
+	switch (m) {
+	case HM_FENTRY:
+		return "fentry";
+	case HM_KPROBE:
+		return "kprobe";
+	case HM_TP_BTF:
+		return "tp_btf";
+	case HM_RAW_TP:
+		return "raw_tp";
+	case HM_TRACEPOINT:
+		return "tracepoint";
+	case HM_PERF_SW:
+		return "perf";
+	case HM_NONE:
+		return "none";
+	}
+	return "?";
+}
+
+const char *arch_name(unsigned int arch_bit)
+{
+	switch (arch_bit) {
+	case ARCH_X86:
+		return "x86";
+	case ARCH_ARM64:
+		return "arm64";
+	case ARCH_POWERPC:
+		return "powerpc";
+	}
+	return "unknown";
+}
+
+unsigned int arch_from_uname(const char *machine)
+{
+	if (strcmp(machine, "x86_64") == 0)
+		return ARCH_X86;
+	if (strcmp(machine, "aarch64") == 0)
+		return ARCH_ARM64;
+	if (strncmp(machine, "ppc64", 5) == 0)
+		return ARCH_POWERPC;
+	return 0;
+}
+
+void hook_cand_describe(const struct hook_candidate *c, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < HOOK_MAX_POINTS && c->points[i].prog; i++) {
+		const char *t = c->points[i].target;
+		int n;
+
+		/* Second and later points of one family: name only what differs. */
+		if (i > 0 && strcmp(t, c->points[0].target) == 0)
+			continue;
+		if (i > 0 && strchr(t, ':') && strchr(c->points[0].target, ':') &&
+		    strncmp(t, c->points[0].target, (size_t)(strchr(t, ':') - t)) == 0)
+			t = strchr(t, ':') + 1;
+		n = snprintf(buf + used, len - used, "%s%s", i ? "+" : "", t);
+		if (n < 0 || (size_t)n >= len - used)
+			break;
+		used += (size_t)n;
+	}
+}
+
+static void refuse(struct cand_result *r, const char *fmt, const char *a, const char *b)
+{
+	r->status = CAND_REFUSED;
+	snprintf(r->reason, sizeof(r->reason), fmt, a ? a : "", b ? b : "");
+}
+
+static const char *arch_list(unsigned int arches, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	for (unsigned int bit = 1; bit <= ARCH_POWERPC; bit <<= 1) {
+		if (!(arches & bit))
+			continue;
+		if (buf[0])
+			strncat(buf, "/", len - strlen(buf) - 1);
+		strncat(buf, arch_name(bit), len - strlen(buf) - 1);
+	}
+	return buf;
+}
+
+/* Check one candidate against the kernel; fills r and returns true when it can be used. */
+static bool check_candidate(const struct hook_candidate *c, const struct kcaps *k,
+			    struct cand_result *r)
+{
+	const char *why = NULL;
+	char archs[48];
+
+	if (!(c->arches & k->arch)) {
+		refuse(r, "wrong architecture (%s only)%s", arch_list(c->arches, archs, sizeof(archs)),
+		       NULL);
+		return false;
+	}
+	for (int i = 0; i < HOOK_MAX_POINTS && c->points[i].prog; i++) {
+		const char *t = c->points[i].target;
+		char cat[64];
+		const char *name = strchr(t, ':');
+
+		switch (c->method) {
+		case HM_FENTRY:
+			if (!k->kernel_btf) {
+				refuse(r, "no kernel BTF (fentry needs /sys/kernel/btf/vmlinux)%s%s",
+				       NULL, NULL);
+				return false;
+			}
+			if (k->fentry_ok(k, t, &why)) {
+				refuse(r, "%s: %s", t, why);
+				return false;
+			}
+			break;
+		case HM_KPROBE:
+			if (k->kprobe_ok(k, t, &why)) {
+				refuse(r, "%s: %s", t, why);
+				return false;
+			}
+			break;
+		case HM_TP_BTF:
+		case HM_RAW_TP:
+		case HM_TRACEPOINT:
+			if (!name || (size_t)(name - t) >= sizeof(cat)) {
+				refuse(r, "bad tracepoint name %s%s", t, NULL);
+				return false;
+			}
+			memcpy(cat, t, (size_t)(name - t));
+			cat[name - t] = '\0';
+			name++;
+			if (c->method == HM_TP_BTF && !k->kernel_btf) {
+				refuse(r, "no kernel BTF (tp_btf needs /sys/kernel/btf/vmlinux)%s%s",
+				       NULL, NULL);
+				return false;
+			}
+			if (c->method == HM_RAW_TP && !k->btf) {
+				refuse(r, "no BTF for CO-RE field offsets (give --btf)%s%s", NULL, NULL);
+				return false;
+			}
+			if (!k->tracepoint_exists(k, cat, name)) {
+				refuse(r, "tracepoint %s not in this kernel%s", t, NULL);
+				return false;
+			}
+			break;
+		case HM_PERF_SW:
+			if (k->perf_sw_ok(k, t, &why)) {
+				refuse(r, "perf event %s: %s", t, why);
+				return false;
+			}
+			break;
+		case HM_NONE:
+			break;
+		}
+	}
+	r->status = CAND_CHOSEN;
+	r->reason[0] = '\0';
+	return true;
+}
+
+static void select_impl(struct selection *sel, const struct kcaps *k, unsigned int wanted,
+			int force_method, const unsigned int *excluded,
+			const struct selection *prev, bool all)
+{
+	memset(sel, 0, sizeof(*sel));
+	for (int e = 0; e < EV_NR; e++) {
+		struct event_selection *es = &sel->events[e];
+
+		es->ev = &events[e];
+		es->wanted = wanted & (1u << e);
+		es->chosen = -1;
+		if (!es->wanted)
+			continue;
+		for (int i = 0; i < es->ev->ncands && i < MAX_CANDS; i++) {
+			const struct hook_candidate *c = &es->ev->cands[i];
+			struct cand_result *r = &es->results[i];
+
+			if (es->chosen >= 0) {
+				if (all && !check_candidate(c, k, r))
+					continue;
+				r->status = CAND_UNTRIED;
+				snprintf(r->reason, sizeof(r->reason), "%s: %s chosen",
+					 all ? "works, as a fallback" : "not needed",
+					 hook_method_name(es->ev->cands[es->chosen].method));
+				continue;
+			}
+			if (excluded && (excluded[e] & (1u << i))) {
+				*r = prev ? prev->events[e].results[i] : *r;
+				r->status = CAND_REFUSED;
+				if (!r->reason[0])
+					snprintf(r->reason, sizeof(r->reason), "failed to attach");
+				continue;
+			}
+			if (force_method >= 0 && !es->ev->infra && (int)c->method != force_method) {
+				refuse(r, "not the forced method (--method %s)%s",
+				       hook_method_name((enum hook_method)force_method), NULL);
+				continue;
+			}
+			if (check_candidate(c, k, r))
+				es->chosen = i;
+		}
+	}
+}
+
+void catalog_select(struct selection *sel, const struct kcaps *k, unsigned int wanted,
+		    int force_method, const unsigned int *excluded, const struct selection *prev)
+{
+	select_impl(sel, k, wanted, force_method, excluded, prev, false);
+}
+
+void catalog_probe_all(struct selection *sel, const struct kcaps *k)
+{
+	select_impl(sel, k, (1u << EV_NR) - 1, -1, NULL, NULL, true);
+}
+
+const struct hook_candidate *selection_chosen(const struct selection *sel, enum mm_event_id id)
+{
+	const struct event_selection *es = &sel->events[id];
+
+	if (!es->wanted || es->chosen < 0)
+		return NULL;
+	return &es->ev->cands[es->chosen];
+}

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The hook catalog: for each event mmscope observes, the candidate hooks per architecture in
+ * order of preference, and the selection that keeps, for this kernel, the first candidate that
+ * works and records why each other one lost. `mmscope probes`, `-v` and the JSON "hooks" array
+ * print that record. Pure logic over a capability set (struct kcaps), so tests can feed fake
+ * kernels.
+ */
+#ifndef MMSCOPE_CATALOG_H
+#define MMSCOPE_CATALOG_H
+
+#include <stdbool.h>
+
+enum hook_method {
+	HM_FENTRY,
+	HM_KPROBE,
+	HM_TP_BTF,
+	HM_RAW_TP,
+	HM_TRACEPOINT,
+	HM_PERF_SW,
+	HM_NONE, /* a pseudo-candidate that always wins: "this kernel has nothing to see" */
+};
+
+enum arch_bits {
+	ARCH_X86 = 1u << 0,
+	ARCH_ARM64 = 1u << 1,
+	ARCH_POWERPC = 1u << 2,
+	ARCH_ALL = ARCH_X86 | ARCH_ARM64 | ARCH_POWERPC,
+};
+
+enum mm_event_id {
+	EV_FAULT_ENTRY,
+	EV_FAULT_DONE,
+	EV_TASK_FORK,
+	EV_TASK_EXIT,
+	EV_TASK_EXEC,
+	EV_TLB_FLUSH,
+	EV_TLB_SEND,
+	EV_SWITCH,
+	EV_SWITCH_FLUSH,
+	EV_NR,
+};
+
+#define HOOK_MAX_POINTS 3
+
+/* One program attached to one place. */
+struct hook_point {
+	const char *prog;   /* BPF program name in the skeleton */
+	const char *target; /* function, "category:tracepoint", or perf event name */
+};
+
+struct hook_candidate {
+	enum hook_method method;
+	unsigned int arches;
+	struct hook_point points[HOOK_MAX_POINTS];
+	const char *yields; /* what this hook can tell */
+};
+
+struct event_desc {
+	enum mm_event_id id;
+	const char *name;
+	const char *what;
+	const struct hook_candidate *cands;
+	int ncands;
+	bool infra; /* bookkeeping (task tracking): --method does not apply */
+};
+
+/* What a kernel offers. Callbacks answer for one name; priv is theirs. */
+struct kcaps {
+	unsigned int arch; /* one of enum arch_bits */
+	bool btf;	   /* vmlinux BTF available to libbpf (kernel's or --btf) */
+	bool kernel_btf;   /* the kernel itself has BTF (tp_btf and fentry need it) */
+	/* 0, or -errno with *why set to a static explanation. */
+	int (*fentry_ok)(const struct kcaps *k, const char *func, const char **why);
+	int (*kprobe_ok)(const struct kcaps *k, const char *func, const char **why);
+	bool (*tracepoint_exists)(const struct kcaps *k, const char *category, const char *name);
+	int (*perf_sw_ok)(const struct kcaps *k, const char *event, const char **why);
+	void *priv;
+};
+
+enum cand_status {
+	CAND_UNTRIED, /* a better candidate won */
+	CAND_CHOSEN,
+	CAND_REFUSED,
+};
+
+struct cand_result {
+	enum cand_status status;
+	char reason[160];
+};
+
+#define MAX_CANDS 8
+
+struct event_selection {
+	const struct event_desc *ev;
+	bool wanted;
+	int chosen; /* index into ev->cands, -1 when none works */
+	struct cand_result results[MAX_CANDS];
+};
+
+struct selection {
+	struct event_selection events[EV_NR];
+};
+
+const struct event_desc *catalog_event(enum mm_event_id id);
+const char *hook_method_name(enum hook_method m);
+/* "exceptions:page_fault_user+page_fault_kernel": the attach points, joined. */
+void hook_cand_describe(const struct hook_candidate *c, char *buf, size_t len);
+const char *arch_name(unsigned int arch_bit);
+unsigned int arch_from_uname(const char *machine);
+
+/*
+ * Select hooks for the wanted events (bit per enum mm_event_id). force_method >= 0 keeps only
+ * candidates of that method (enum hook_method). excluded: per event, a bitmask of candidates
+ * refused at attach time in an earlier try, with their reasons in prev (may be NULL).
+ */
+void catalog_select(struct selection *sel, const struct kcaps *k, unsigned int wanted,
+		    int force_method, const unsigned int *excluded, const struct selection *prev);
+/* Every event, every candidate checked (for `mmscope probes`): fallbacks that would work
+ * are CAND_UNTRIED with reason "available as a fallback". */
+void catalog_probe_all(struct selection *sel, const struct kcaps *k);
+const struct hook_candidate *selection_chosen(const struct selection *sel, enum mm_event_id id);
+
+#endif

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+/* mmscope faults: page faults by class, process and location; latency; folded stacks. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "escape.h"
+#include "faults_report.h"
+#include "runner.h"
+#include "stacks.h"
+#include "tlb_report.h"
+
+static void by_process(struct report *r, struct session *s)
+{
+	int n = 0;
+	struct proc_row *rows = read_procs(s, &n);
+	const char *no_class = faults_class_unavailable(s);
+
+	if (r->jw) {
+		jw_key(r->jw, "by_process");
+		jw_begin_array(r->jw);
+		for (int i = 0; i < n; i++) {
+			const struct proc_faults *f = &rows[i].f;
+
+			jw_begin_object(r->jw);
+			jw_key(r->jw, "pid");
+			jw_u64(r->jw, rows[i].tgid);
+			jw_key(r->jw, "comm");
+			jw_string_len(r->jw, f->comm, bounded_strlen(f->comm, sizeof(f->comm)));
+#define FIELD(name, ok)                                                                            \
+	jw_key(r->jw, #name);                                                                      \
+	if (ok)                                                                                    \
+		jw_u64(r->jw, f->name);                                                            \
+	else                                                                                       \
+		jw_null(r->jw);
+			FIELD(user, true)
+			FIELD(kernel, true)
+			FIELD(read, !no_class)
+			FIELD(write, !no_class)
+			FIELD(exec, !no_class)
+			FIELD(minor, true)
+			FIELD(major, true)
+#undef FIELD
+			jw_end_object(r->jw);
+		}
+		jw_end_array(r->jw);
+	} else if (n) {
+		fprintf(r->out, "\nby process (top %d of %d)\n", r->s->opts->top, n);
+		fprintf(r->out, "  %7s %-16s %10s %8s %9s %9s %8s %10s %7s\n", "PID", "COMM", "USER",
+			"KERNEL", "READ", "WRITE", "EXEC", "MINOR", "MAJOR");
+		for (int i = 0; i < n && i < r->s->opts->top; i++) {
+			const struct proc_faults *f = &rows[i].f;
+			char *comm = folded_escape(f->comm, bounded_strlen(f->comm, sizeof(f->comm)));
+
+			fprintf(r->out, "  %7u %-16s %10llu %8llu ", rows[i].tgid, comm ? comm : "?",
+				(unsigned long long)f->user, (unsigned long long)f->kernel);
+			if (no_class)
+				fprintf(r->out, "%9s %9s %8s ", "n/a", "n/a", "n/a");
+			else
+				fprintf(r->out, "%9llu %9llu %8llu ", (unsigned long long)f->read,
+					(unsigned long long)f->write, (unsigned long long)f->exec);
+			fprintf(r->out, "%10llu %7llu\n", (unsigned long long)f->minor,
+				(unsigned long long)f->major);
+			free(comm);
+		}
+	}
+	free(rows);
+}
+
+static void top_locations(struct report *r, struct session *s)
+{
+	int n = 0;
+	struct location_row *rows = read_locations(s, &n);
+
+	if (r->jw) {
+		jw_key(r->jw, "top_locations");
+		jw_begin_array(r->jw);
+		for (int i = 0; i < n && i < s->opts->top; i++) {
+			jw_begin_object(r->jw);
+			jw_key(r->jw, "symbol");
+			jw_string(r->jw, rows[i].symbol);
+			jw_key(r->jw, "dso");
+			jw_string(r->jw, rows[i].dso);
+			jw_key(r->jw, "count");
+			jw_u64(r->jw, rows[i].count);
+			jw_end_object(r->jw);
+		}
+		jw_end_array(r->jw);
+	} else if (n) {
+		fprintf(r->out, "\ntop fault locations\n  %10s  %-40s %s\n", "COUNT", "SYMBOL", "DSO");
+		for (int i = 0; i < n && i < s->opts->top; i++) {
+			char *sym = folded_escape(rows[i].symbol, strlen(rows[i].symbol));
+			char *dso = folded_escape(rows[i].dso, strlen(rows[i].dso));
+
+			fprintf(r->out, "  %10llu  %-40s %s\n", (unsigned long long)rows[i].count,
+				sym ? sym : "?", dso ? dso : "?");
+			free(sym);
+			free(dso);
+		}
+	}
+	free_locations(rows, n);
+}
+
+static void print_faults(struct report *r, const struct mm_stats *st,
+			 const struct mm_stats *percpu, bool final)
+{
+	(void)percpu;
+	faults_report_counts(r, st, 0, true);
+	if (final) {
+		by_process(r, r->s);
+		top_locations(r, r->s);
+	}
+	/* faults.by_fault_class: the table `mmscope tlb` shows too. */
+	tlb_report_by_fault_class(r, st);
+	report_section_end(r);
+}
+
+static int run_faults(struct mm_opts *opts)
+{
+	struct tracing_spec spec = {
+		.cfg =
+			{
+				.events = 1u << EV_FAULT_ENTRY | 1u << EV_FAULT_DONE |
+					  1u << EV_TLB_FLUSH,
+				.required = 1u << EV_FAULT_ENTRY,
+				.procs = true,
+				.locations = !opts->folded,
+				.stacks = opts->folded,
+			},
+		.print = print_faults,
+	};
+
+	return run_tracing(opts, &spec);
+}
+
+const struct command cmd_faults = {
+	.name = "faults",
+	.summary = "Page faults: user/kernel, read/write/exec, protection, minor/major, by process "
+		   "and code location,\nwith a log2 histogram of fault latency.",
+	.help = "A fault is one entry into the architecture's fault handler; it completes when the\n"
+		"kernel accounts it minor or major. Faults that never complete (retried, failed,\n"
+		"killed) are 'incomplete': user + kernel = minor + major + incomplete.\n"
+		"The table of fault classes shows how many faults issued local or broadcast TLB\n"
+		"invalidations while they were handled (where the kernel traces invalidations).\n"
+		"\nExamples:\n"
+		"  mmscope faults -d 5                    # whole host for 5 seconds\n"
+		"  mmscope faults -p 1234                 # one process and its children\n"
+		"  mmscope faults -- make -j2             # a command, from its first instruction\n"
+		"  mmscope faults --json -o f.json -- ls  # JSON into a file\n"
+		"  mmscope faults --folded -- ./app | flamegraph.pl > faults.svg\n",
+	.flags = CMD_TRACES | CMD_STACKS,
+	.run = run_faults,
+};

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0
+/* mmscope probes: every hook mmscope knows, and what this kernel lets it use. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+
+#include "commands.h"
+#include "json.h"
+#include "kcaps.h"
+#include "util.h"
+
+static const char *status_word(const struct event_selection *es, int i)
+{
+	if (es->chosen == i)
+		return "chosen";
+	return es->results[i].status == CAND_REFUSED ? "refused" : "available";
+}
+
+static int run_probes(struct mm_opts *opts)
+{
+	struct selection sel;
+	struct kcaps k;
+	struct utsname u;
+	const char *btf;
+
+	libbpf_set_print(libbpf_print_fn);
+	if (geteuid() != 0)
+		warn_msg("not root: fentry and kprobe probes will be refused for lack of "
+			 "privileges, not by the kernel; run with sudo for the real answer");
+	uname(&u);
+	kcaps_init_live(&k, opts->btf);
+	btf = opts->btf ? opts->btf : k.kernel_btf ? "/sys/kernel/btf/vmlinux" : NULL;
+	catalog_probe_all(&sel, &k);
+	if (opts->json) {
+		struct json_writer *w = jw_new(stdout, false);
+
+		jw_begin_object(w);
+		jw_key(w, "version");
+		jw_string(w, MMSCOPE_VERSION);
+		jw_key(w, "kernel");
+		jw_string(w, u.release);
+		jw_key(w, "arch");
+		jw_string(w, u.machine);
+		jw_key(w, "btf");
+		jw_string(w, btf);
+		jw_key(w, "events");
+		jw_begin_array(w);
+		for (int e = 0; e < EV_NR; e++) {
+			const struct event_selection *es = &sel.events[e];
+
+			jw_begin_object(w);
+			jw_key(w, "event");
+			jw_string(w, es->ev->name);
+			jw_key(w, "what");
+			jw_string(w, es->ev->what);
+			jw_key(w, "method");
+			if (es->chosen >= 0)
+				jw_string(w, hook_method_name(es->ev->cands[es->chosen].method));
+			else
+				jw_null(w);
+			jw_key(w, "candidates");
+			jw_begin_array(w);
+			for (int i = 0; i < es->ev->ncands; i++) {
+				char where[160];
+
+				hook_cand_describe(&es->ev->cands[i], where, sizeof(where));
+				jw_begin_object(w);
+				jw_key(w, "method");
+				jw_string(w, hook_method_name(es->ev->cands[i].method));
+				jw_key(w, "attach");
+				jw_string(w, where);
+				jw_key(w, "status");
+				jw_string(w, status_word(es, i));
+				jw_key(w, "reason");
+				if (es->chosen == i)
+					jw_null(w);
+				else
+					jw_string(w, es->results[i].reason);
+				jw_key(w, "yields");
+				jw_string(w, es->ev->cands[i].yields);
+				jw_end_object(w);
+			}
+			jw_end_array(w);
+			jw_end_object(w);
+		}
+		jw_end_array(w);
+		jw_end_object(w);
+		jw_free(w);
+	} else {
+		printf("mmscope probes: kernel %s (%s), BTF: %s\n\n", u.release, u.machine,
+		       btf ? btf : "none (give --btf)");
+		printf("%-17s %-10s %-46s %s\n", "EVENT", "METHOD", "ATTACH POINT", "STATUS");
+		for (int e = 0; e < EV_NR; e++) {
+			const struct event_selection *es = &sel.events[e];
+
+			for (int i = 0; i < es->ev->ncands; i++) {
+				char where[160];
+
+				hook_cand_describe(&es->ev->cands[i], where, sizeof(where));
+				printf("%-17s %-10s %-46s %s%s%s\n", i ? "" : es->ev->name,
+				       hook_method_name(es->ev->cands[i].method), where,
+				       status_word(es, i), es->chosen == i ? "" : ": ",
+				       es->chosen == i ? "" : es->results[i].reason);
+			}
+			if (es->chosen < 0)
+				printf("%-17s %-10s %-46s %s\n", "", "", "",
+				       "=> not observable on this kernel");
+		}
+	}
+	kcaps_free_live(&k);
+	if (fflush(stdout)) {
+		err_msg("writing the output failed");
+		return 1;
+	}
+	return 0;
+}
+
+const struct command cmd_probes = {
+	.name = "probes",
+	.summary = "Every hook mmscope knows and, for this kernel, the attach method it would use\n"
+		   "(fentry, kprobe, tp_btf, raw_tp, tracepoint, perf event) or why none works.",
+	.help = "Each candidate is really loaded or opened: the answers are the kernel's own.\n"
+		"\nExamples:\n"
+		"  mmscope probes\n"
+		"  mmscope probes --json | jq '.events[] | {event, method}'\n",
+	.flags = 0,
+	.run = run_probes,
+};

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-2.0
+/* mmscope tlb: TLB invalidations, shootdowns, and who caused them. */
+#include "commands.h"
+#include "runner.h"
+#include "tlb_report.h"
+
+static void print_tlb(struct report *r, const struct mm_stats *st, const struct mm_stats *percpu,
+		      bool final)
+{
+	(void)percpu;
+	tlb_report_counts(r, st, true);
+	if (final)
+		tlb_report_details(r);
+	tlb_report_by_fault_class(r, st);
+	report_section_end(r);
+}
+
+static int run_tlb(struct mm_opts *opts)
+{
+	struct tracing_spec spec = {
+		.cfg =
+			{
+				.events = 1u << EV_TLB_FLUSH | 1u << EV_TLB_SEND |
+					  1u << EV_FAULT_ENTRY | 1u << EV_FAULT_DONE,
+				.required = 1u << EV_TLB_FLUSH,
+				.tlb_detail = true,
+				.stacks = opts->folded,
+			},
+		.print = print_tlb,
+	};
+
+	return run_tracing(opts, &spec);
+}
+
+const struct command cmd_tlb = {
+	.name = "tlb",
+	.summary = "TLB invalidations: flushes by reason, pages per flush, local vs broadcast,\n"
+		   "by process, by system call, by stack, and by the fault class that issued them.",
+	.help = "Units: on x86 one count is one flush operation on one CPU (tlb:tlb_flush); a\n"
+		"shootdown is one remote_ipi_send on the sender and one remote_shootdown on each\n"
+		"target. local/broadcast, by_process, by_syscall and stacks count the issuing side\n"
+		"(local_shootdown, local_mm_shootdown, remote_ipi_send). An invalidation issued while\n"
+		"a thread handles a page fault counts for that fault's class; received shootdowns and\n"
+		"task-switch flushes are nobody's fault and are not attributed.\n"
+		"\nExamples:\n"
+		"  mmscope tlb -d 10                      # whole host\n"
+		"  mmscope tlb -- ./mprotect_toggle       # who sends the shootdowns\n"
+		"  mmscope tlb --folded -p 1234 > tlb.folded\n",
+	.flags = CMD_TRACES | CMD_STACKS,
+	.run = run_tlb,
+};

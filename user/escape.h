@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Escaping for line-oriented outputs (folded stacks, text tables). A folded line is
+ * "frame;frame;... COUNT": a frame must never contain ';' (frame separator), a newline or
+ * carriage return (record separator), other control characters, or invalid UTF-8. Those bytes,
+ * and '\\' itself, become the four characters \xNN. Spaces stay: flame graph tools split the
+ * count off at the last space.
+ */
+#ifndef MMSCOPE_ESCAPE_H
+#define MMSCOPE_ESCAPE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Write s (len bytes) to f escaped as a folded frame. */
+void folded_write_frame(FILE *f, const char *s, size_t len);
+/* The same into a malloc'ed NUL-terminated string. */
+char *folded_escape(const char *s, size_t len);
+/* Length of a comm or other fixed buffer up to its first NUL (at most max). */
+size_t bounded_strlen(const char *s, size_t max);
+
+#endif

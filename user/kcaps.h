@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The live capability set of the running kernel, probed by really loading and attaching. */
+#ifndef MMSCOPE_KCAPS_H
+#define MMSCOPE_KCAPS_H
+
+#include <stdarg.h>
+#include <bpf/libbpf.h>
+
+#include "catalog.h"
+
+/* btf_path: --btf, or NULL. Fills k; the callbacks cache their answers. */
+void kcaps_init_live(struct kcaps *k, const char *btf_path);
+void kcaps_free_live(struct kcaps *k);
+/* The path of the kernel BTF libbpf should use, or NULL for the kernel's own. */
+const char *kcaps_btf_path(const struct kcaps *k);
+
+/* libbpf's messages: shown with -v, otherwise only errors of the main load. */
+int libbpf_print_fn(enum libbpf_print_level level, const char *fmt, va_list args);
+extern bool libbpf_quiet;
+
+#endif

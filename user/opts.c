@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+
+#include "opts.h"
+#include "util.h"
+
+enum {
+	OPT_JSON = 0x100,
+	OPT_FOLDED,
+	OPT_BTF,
+	OPT_METHOD,
+	OPT_NO_CHILDREN,
+	OPT_TOP,
+};
+
+static const struct option long_opts[] = {
+	{"pid", required_argument, NULL, 'p'},
+	{"tid", required_argument, NULL, 't'},
+	{"cgroup", required_argument, NULL, 'c'},
+	{"cpu", required_argument, NULL, 'C'},
+	{"duration", required_argument, NULL, 'd'},
+	{"interval", required_argument, NULL, 'i'},
+	{"timestamp", no_argument, NULL, 'T'},
+	{"output", required_argument, NULL, 'o'},
+	{"verbose", no_argument, NULL, 'v'},
+	{"help", no_argument, NULL, 'h'},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"folded", no_argument, NULL, OPT_FOLDED},
+	{"btf", required_argument, NULL, OPT_BTF},
+	{"method", required_argument, NULL, OPT_METHOD},
+	{"no-children", no_argument, NULL, OPT_NO_CHILDREN},
+	{"top", required_argument, NULL, OPT_TOP},
+	{NULL, 0, NULL, 0},
+};
+
+static const char *const method_names[] = {"fentry", "kprobe", "tp_btf", "raw_tp", "tracepoint",
+					   "perf"};
+
+static int default_possible_cpus(void)
+{
+	return libbpf_num_possible_cpus();
+}
+
+int (*opts_possible_cpus)(void) = default_possible_cpus;
+
+void opts_usage(const struct command *cmd, FILE *f)
+{
+	fprintf(f, "Usage: mmscope %s [OPTIONS]%s\n\n%s\n", cmd->name,
+		cmd->flags & CMD_TRACES ? " [-- COMMAND [ARGS...]]" : "", cmd->summary);
+	if (cmd->flags & CMD_TRACES) {
+		fprintf(f,
+			"\nTarget (default: the whole host, until Ctrl-C or -d):\n"
+			"  -p, --pid PID[,PID...]  trace these processes (all their threads, across exec)\n"
+			"  -t, --tid TID           trace one thread\n"
+			"  -c, --cgroup PATH       trace tasks in this cgroup v2 directory and below\n"
+			"  -C, --cpu CPU[,CPU...]  only events on these CPUs (ranges: 0-3)\n"
+			"  -- COMMAND [ARGS]       start COMMAND, trace it from its first instruction,\n"
+			"                          stop when it exits and exit with its status\n"
+			"      --no-children       with -p or --: do not follow processes they fork\n"
+			"\nRun:\n"
+			"  -d, --duration SECONDS  stop after SECONDS\n"
+			"  -i, --interval SECONDS  print the counts of each interval\n"
+			"  -T, --timestamp         prefix each interval with the time of day\n"
+			"\nOutput:\n"
+			"      --json              one JSON object at the end (one per interval with -i)\n");
+		if (cmd->flags & CMD_STACKS)
+			fprintf(f, "      --folded            folded stacks for flame graphs "
+				   "(comm;user...;kernel...;[kind] COUNT)\n");
+		fprintf(f,
+			"  -o, --output FILE       write the output to FILE (atomically) instead of stdout\n"
+			"      --top N             rows in per-process and location tables (default 10)\n"
+			"\nKernel:\n"
+			"      --btf PATH          kernel BTF for kernels without /sys/kernel/btf/vmlinux\n"
+			"      --method KIND       force hooks of one kind: fentry, kprobe, tp_btf, raw_tp,\n"
+			"                          tracepoint, perf (events that have none are n/a)\n"
+			"  -v, --verbose           libbpf and attach details on stderr\n");
+	} else {
+		fprintf(f, "\nOptions:\n"
+			   "      --json              JSON output\n"
+			   "      --btf PATH          kernel BTF for kernels without /sys/kernel/btf/vmlinux\n"
+			   "  -v, --verbose           details on stderr\n");
+	}
+	fprintf(f, "  -h, --help              this help\n");
+	if (cmd->help)
+		fprintf(f, "\n%s", cmd->help);
+}
+
+static int parse_pid_list(struct mm_opts *opts, const char *arg)
+{
+	char *copy = strdup(arg), *save = NULL, *tok;
+	int ret = 0;
+
+	if (!copy)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+		char path[64];
+		struct stat st;
+
+		if (!parse_u64(tok, &v) || v == 0 || v > 0x3fffffff) {
+			err_msg("-p %s: '%s' is not a process ID (a positive number); see 'pgrep'",
+				arg, tok);
+			ret = -1;
+			break;
+		}
+		snprintf(path, sizeof(path), "/proc/%llu", (unsigned long long)v);
+		if (stat(path, &st) != 0) {
+			err_msg("-p: no process with PID %llu (is it still running?)",
+				(unsigned long long)v);
+			ret = -1;
+			break;
+		}
+		if (opts->npids >= MAX_TARGET_PIDS) {
+			err_msg("-p: at most %d processes", MAX_TARGET_PIDS);
+			ret = -1;
+			break;
+		}
+		opts->pids[opts->npids++] = (int)v;
+	}
+	if (!ret && opts->npids == 0) {
+		err_msg("-p: empty process list");
+		ret = -1;
+	}
+	free(copy);
+	return ret;
+}
+
+int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char **argv)
+{
+	const char *short_opts = cmd->flags & CMD_TRACES ? "+p:t:c:C:d:i:To:vh" : "+vh";
+	bool have_cmd_sep = false;
+	int c, ncpus;
+	uint64_t v;
+
+	memset(opts, 0, sizeof(*opts));
+	opts->cmd = cmd;
+	opts->method = FORCE_NONE;
+	opts->top = 10;
+	optind = 1;
+	opterr = 0;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			have_cmd_sep = true;
+			break;
+		}
+	}
+	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
+		if (!(cmd->flags & CMD_TRACES) && c != 'v' && c != 'h' && c != OPT_JSON &&
+		    c != OPT_BTF && c != '?' && c != ':') {
+			err_msg("%s: option '%s' is not used by this subcommand; see 'mmscope %s --help'",
+				cmd->name, argv[optind - 1], cmd->name);
+			return -1;
+		}
+		switch (c) {
+		case 'p':
+			if (parse_pid_list(opts, optarg))
+				return -1;
+			break;
+		case 't':
+			if (!parse_u64(optarg, &v) || v == 0 || v > 0x3fffffff) {
+				err_msg("-t %s: not a thread ID (a positive number)", optarg);
+				return -1;
+			} else {
+				char path[64];
+				struct stat st;
+
+				snprintf(path, sizeof(path), "/proc/%llu", (unsigned long long)v);
+				if (stat(path, &st) != 0) {
+					err_msg("-t: no thread with TID %llu", (unsigned long long)v);
+					return -1;
+				}
+			}
+			opts->tid = (int)v;
+			break;
+		case 'c':
+			opts->cgroup = optarg;
+			break;
+		case 'C':
+			ncpus = opts_possible_cpus();
+			if (ncpus <= 0)
+				ncpus = MMSCOPE_MAX_CPUS;
+			if (ncpus > MMSCOPE_MAX_CPUS)
+				ncpus = MMSCOPE_MAX_CPUS;
+			switch (parse_cpu_list(optarg, opts->cpu_mask, (unsigned int)ncpus)) {
+			case 0:
+				break;
+			case -ERANGE:
+				err_msg("-C %s: this machine has CPUs 0-%d", optarg, ncpus - 1);
+				return -1;
+			default:
+				err_msg("-C %s: expected a CPU list such as 0,2-3", optarg);
+				return -1;
+			}
+			opts->cpu_filter = true;
+			break;
+		case 'd':
+			if (!parse_seconds(optarg, &opts->duration)) {
+				err_msg("-d %s: the duration must be a positive number of seconds",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'i':
+			if (!parse_seconds(optarg, &opts->interval)) {
+				err_msg("-i %s: the interval must be a positive number of seconds",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'T':
+			opts->timestamp = true;
+			break;
+		case 'o':
+			opts->output = optarg;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		case 'h':
+			opts_usage(cmd, stdout);
+			return 1;
+		case OPT_JSON:
+			opts->json = true;
+			break;
+		case OPT_FOLDED:
+			if (!(cmd->flags & CMD_STACKS)) {
+				err_msg("--folded: '%s' collects no stacks (stacks come from 'mmscope "
+					"faults --folded')",
+					cmd->name);
+				return -1;
+			}
+			opts->folded = true;
+			break;
+		case OPT_BTF:
+			opts->btf = optarg;
+			break;
+		case OPT_METHOD:
+			opts->method = FORCE_NONE;
+			for (size_t m = 0; m < sizeof(method_names) / sizeof(method_names[0]); m++)
+				if (strcmp(optarg, method_names[m]) == 0)
+					opts->method = (int)m;
+			if (opts->method == FORCE_NONE) {
+				err_msg("--method %s: expected fentry, kprobe, tp_btf, raw_tp, "
+					"tracepoint or perf",
+					optarg);
+				return -1;
+			}
+			break;
+		case OPT_NO_CHILDREN:
+			opts->no_children = true;
+			break;
+		case OPT_TOP:
+			if (!parse_u64(optarg, &v) || v == 0 || v > 100000) {
+				err_msg("--top %s: expected a positive number of rows", optarg);
+				return -1;
+			}
+			opts->top = (int)v;
+			break;
+		case ':':
+			err_msg("%s: option '%s' needs a value; see 'mmscope %s --help'", cmd->name,
+				argv[optind - 1], cmd->name);
+			return -1;
+		default:
+			err_msg("%s: unknown option '%s'; see 'mmscope %s --help'", cmd->name,
+				argv[optind - 1], cmd->name);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		if (!have_cmd_sep || !(cmd->flags & CMD_TRACES)) {
+			err_msg("%s: unexpected argument '%s' (a command to trace goes after '--')",
+				cmd->name, argv[optind]);
+			return -1;
+		}
+		opts->argv = &argv[optind];
+	} else if (have_cmd_sep) {
+		err_msg("%s: '--' must be followed by a command to run", cmd->name);
+		return -1;
+	}
+	if (opts->interval && opts->duration && opts->interval > opts->duration) {
+		err_msg("-i %g is longer than -d %g: no interval would ever end", opts->interval,
+			opts->duration);
+		return -1;
+	}
+	if (opts->json && opts->folded) {
+		err_msg("--json and --folded: choose one output format");
+		return -1;
+	}
+	if (opts->folded && opts->interval) {
+		err_msg("--folded with -i: folded stacks are printed once, at the end");
+		return -1;
+	}
+	if (opts->no_children && !opts->npids && !opts->argv) {
+		err_msg("--no-children: only meaningful with -p or -- COMMAND (-t traces one thread)");
+		return -1;
+	}
+	if (opts->cgroup) {
+		struct stat st;
+
+		if (stat(opts->cgroup, &st) != 0 || !S_ISDIR(st.st_mode)) {
+			err_msg("-c %s: no such cgroup directory (give a path under /sys/fs/cgroup)",
+				opts->cgroup);
+			return -1;
+		}
+	}
+	if (opts->btf && access(opts->btf, R_OK) != 0) {
+		err_msg("--btf %s: %s", opts->btf, strerror(errno));
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Options common to every tracing subcommand, parsed once here. */
+#ifndef MMSCOPE_OPTS_H
+#define MMSCOPE_OPTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../bpf/mmscope.h"
+
+#define MAX_TARGET_PIDS 64
+
+/* --method: force one kind of hook (for testing and for working around a kernel). */
+enum method_force {
+	FORCE_NONE = -1,
+	FORCE_FENTRY,
+	FORCE_KPROBE,
+	FORCE_TP_BTF,
+	FORCE_RAW_TP,
+	FORCE_TRACEPOINT,
+	FORCE_PERF,
+};
+
+struct command;
+
+struct mm_opts {
+	const struct command *cmd;
+	int pids[MAX_TARGET_PIDS];
+	int npids;
+	int tid;
+	const char *cgroup;
+	bool cpu_filter;
+	uint64_t cpu_mask[MMSCOPE_MAX_CPUS / 64];
+	double duration;  /* seconds, 0: until Ctrl-C or the target ends */
+	double interval;  /* seconds, 0: only the final summary */
+	bool timestamp;
+	bool json;
+	bool folded;
+	const char *output;
+	const char *btf;
+	int method; /* enum method_force */
+	bool no_children;
+	int top;
+	char **argv; /* -- CMD ARGS..., NULL-terminated; NULL when absent */
+};
+
+/* What a subcommand accepts and needs. */
+enum command_flags {
+	CMD_TRACES = 1u << 0, /* takes the tracing options */
+	CMD_STACKS = 1u << 1, /* collects stacks: --folded allowed */
+};
+
+struct command {
+	const char *name;
+	const char *summary;
+	const char *help; /* description + examples, printed by --help */
+	unsigned int flags;
+	int (*run)(struct mm_opts *opts);
+};
+
+/*
+ * Parse argv (argv[0] is the subcommand name). Returns 0 to run, 1 when --help was printed
+ * (exit 0), or -1 after printing a one-line error (exit 2).
+ */
+int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char **argv);
+void opts_usage(const struct command *cmd, FILE *f);
+/* Number of CPUs the kernel may have (for -C validation); overridable in tests. */
+extern int (*opts_possible_cpus)(void);
+
+#endif

@@ -1,0 +1,795 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "kcaps.h"
+#include "session.h"
+#include "mmscope.skel.h"
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+_Static_assert((int)FORCE_FENTRY == (int)HM_FENTRY && (int)FORCE_KPROBE == (int)HM_KPROBE &&
+		       (int)FORCE_TP_BTF == (int)HM_TP_BTF && (int)FORCE_RAW_TP == (int)HM_RAW_TP &&
+		       (int)FORCE_TRACEPOINT == (int)HM_TRACEPOINT &&
+		       (int)FORCE_PERF == (int)HM_PERF_SW,
+	       "--method values follow enum hook_method");
+
+static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t signals_seen;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	if (++signals_seen > 1)
+		_exit(130); /* a second Ctrl-C: now; the kernel frees every BPF object we hold */
+	stop_requested = 1;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = {0};
+
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL); /* EPIPE on write instead: ends quietly */
+}
+
+static int pidfd_open_(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+/* ---- the traced command: forked first, held until the hooks are attached ---- */
+
+static int start_child(struct session *s)
+{
+	int go[2], errp[2];
+
+	if (pipe2(go, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {
+		err_msg("pipe: %s", strerror(errno));
+		return -1;
+	}
+	s->child = fork();
+	if (s->child < 0) {
+		err_msg("fork: %s", strerror(errno));
+		return -1;
+	}
+	if (s->child == 0) {
+		char c;
+		int e;
+
+		close(go[1]);
+		close(errp[0]);
+		signal(SIGPIPE, SIG_DFL);
+		/* Wait until mmscope is attached (or gone: EOF, then do not run at all). */
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		execvp(s->opts->argv[0], s->opts->argv);
+		e = errno;
+		if (write(errp[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(errp[1]);
+	s->child_go_fd = go[1];
+	s->child_err_fd = errp[0];
+	return 0;
+}
+
+/* Let the child exec; report a command that cannot be executed. */
+static int release_child(struct session *s)
+{
+	ssize_t n;
+	int e = 0;
+
+	if (write(s->child_go_fd, "g", 1) != 1) {
+		err_msg("cannot start the command: %s", strerror(errno));
+		return -1;
+	}
+	close(s->child_go_fd);
+	s->child_go_fd = -1;
+	/* The error pipe closes on a successful exec (O_CLOEXEC) or carries execvp's errno. */
+	n = read(s->child_err_fd, &e, sizeof(e));
+	close(s->child_err_fd);
+	s->child_err_fd = -1;
+	if (n == (ssize_t)sizeof(e)) {
+		err_msg("cannot execute '%s': %s", s->opts->argv[0], strerror(e));
+		waitpid(s->child, NULL, 0);
+		s->child = 0;
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- hooks ---- */
+
+static int add_link(struct session *s, struct bpf_link *l)
+{
+	if (s->nlinks == s->caplinks) {
+		int cap = s->caplinks ? s->caplinks * 2 : 64;
+		struct bpf_link **n = realloc(s->links, (size_t)cap * sizeof(*n));
+
+		if (!n) {
+			bpf_link__destroy(l);
+			return -ENOMEM;
+		}
+		s->links = n;
+		s->caplinks = cap;
+	}
+	s->links[s->nlinks++] = l;
+	return 0;
+}
+
+static int perf_sw_config(const char *name)
+{
+	if (strcmp(name, "page-faults") == 0)
+		return PERF_COUNT_SW_PAGE_FAULTS;
+	if (strcmp(name, "minor-faults") == 0)
+		return PERF_COUNT_SW_PAGE_FAULTS_MIN;
+	if (strcmp(name, "major-faults") == 0)
+		return PERF_COUNT_SW_PAGE_FAULTS_MAJ;
+	return -1;
+}
+
+/* CPUs to open per-CPU perf events on: online ones, within -C. */
+static int online_cpus(struct session *s, uint64_t *mask)
+{
+	char buf[4096];
+
+	memset(mask, 0, MMSCOPE_MAX_CPUS / 8);
+	if (read_small_file("/sys/devices/system/cpu/online", buf, sizeof(buf)) <= 0)
+		return -1;
+	buf[strcspn(buf, "\n")] = '\0';
+	if (parse_cpu_list(buf, mask, MMSCOPE_MAX_CPUS))
+		return -1;
+	if (s->opts->cpu_filter)
+		for (int i = 0; i < MMSCOPE_MAX_CPUS / 64; i++)
+			mask[i] &= s->opts->cpu_mask[i];
+	return 0;
+}
+
+static int attach_perf_sw(struct session *s, struct bpf_program *prog, const char *event)
+{
+	uint64_t mask[MMSCOPE_MAX_CPUS / 64];
+	int cfg = perf_sw_config(event);
+
+	if (cfg < 0 || online_cpus(s, mask))
+		return -EINVAL;
+	for (int cpu = 0; cpu < MMSCOPE_MAX_CPUS; cpu++) {
+		struct perf_event_attr attr = {0};
+		struct bpf_link *l;
+		int fd;
+
+		if (!(mask[cpu / 64] & (1ULL << (cpu % 64))))
+			continue;
+		attr.size = sizeof(attr);
+		attr.type = PERF_TYPE_SOFTWARE;
+		attr.config = (unsigned int)cfg;
+		attr.sample_period = 1; /* every event runs the program */
+		fd = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		l = bpf_program__attach_perf_event(prog, fd);
+		if (!l) {
+			int e = -errno;
+
+			close(fd);
+			return e;
+		}
+		/* The link owns the perf event fd now. */
+		if (add_link(s, l))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int attach_point(struct session *s, const struct hook_candidate *c,
+			const struct hook_point *p)
+{
+	struct bpf_program *prog = bpf_object__find_program_by_name(s->skel->obj, p->prog);
+	struct bpf_link *l;
+
+	if (!prog)
+		return -ENOENT;
+	if (c->method == HM_PERF_SW)
+		return attach_perf_sw(s, prog, p->target);
+	l = bpf_program__attach(prog);
+	if (!l)
+		return -errno;
+	return add_link(s, l);
+}
+
+/* Keep the chosen candidates' programs, drop every other one before load. */
+static void set_autoload(struct session *s)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, s->skel->obj)
+		bpf_program__set_autoload(prog, false);
+	for (int e = 0; e < EV_NR; e++) {
+		const struct hook_candidate *c = selection_chosen(&s->sel, (enum mm_event_id)e);
+
+		for (int i = 0; c && i < HOOK_MAX_POINTS && c->points[i].prog; i++) {
+			prog = bpf_object__find_program_by_name(s->skel->obj, c->points[i].prog);
+			if (prog)
+				bpf_program__set_autoload(prog, true);
+		}
+	}
+}
+
+static void configure(struct session *s)
+{
+	struct mmscope *sk = s->skel;
+	struct mm_opts *o = s->opts;
+	const struct hook_candidate *done = selection_chosen(&s->sel, EV_FAULT_DONE);
+
+	sk->rodata->filter_cpu = o->cpu_filter;
+	memcpy((void *)sk->rodata->cpu_mask, o->cpu_mask, sizeof(o->cpu_mask));
+	sk->rodata->targ_tid = (__u32)o->tid;
+	sk->rodata->filter_cgroup = o->cgroup != NULL;
+	sk->rodata->filter_tgid = o->npids > 0 || s->child > 0;
+	sk->rodata->follow_children = !o->no_children;
+	sk->rodata->collect_procs = s->cfg.procs;
+	sk->rodata->collect_locations = s->cfg.locations;
+	sk->rodata->collect_stacks = s->cfg.stacks;
+	sk->rodata->collect_tlb_detail = s->cfg.tlb_detail;
+	sk->rodata->collect_switch_procs = s->cfg.switch_procs;
+	sk->rodata->lat_from_calls = done && done->method != HM_PERF_SW;
+	/* Maps a run does not use shrink to one entry: no memory for what is not collected. */
+	if (!s->cfg.stacks) {
+		bpf_map__set_max_entries(sk->maps.kernel_stacks, 1);
+		bpf_map__set_max_entries(sk->maps.user_stacks, 1);
+		bpf_map__set_max_entries(sk->maps.folded, 1);
+	}
+	if (!s->cfg.locations)
+		bpf_map__set_max_entries(sk->maps.locations, 1);
+	if (!s->cfg.procs)
+		bpf_map__set_max_entries(sk->maps.procs, 1);
+	if (!s->cfg.tlb_detail) {
+		bpf_map__set_max_entries(sk->maps.tlb_procs, 1);
+		bpf_map__set_max_entries(sk->maps.tlb_syscalls, 1);
+	}
+	if (!s->cfg.switch_procs)
+		bpf_map__set_max_entries(sk->maps.switch_procs, 1);
+	if (o->cgroup) {
+		struct stat st;
+
+		/* A cgroup v2 directory's inode number is its cgroup id (kernfs node id). */
+		if (fstat(s->cgroup_fd, &st) == 0)
+			sk->rodata->targ_cgroup_id = st.st_ino;
+	}
+}
+
+static unsigned int wanted_events(const struct session *s)
+{
+	unsigned int w = s->cfg.events;
+
+	if (s->opts->npids || s->child > 0) {
+		w |= 1u << EV_TASK_EXIT;
+		if (!s->opts->no_children)
+			w |= 1u << EV_TASK_FORK;
+	}
+	if (s->cfg.stacks || s->cfg.locations)
+		w |= 1u << EV_TASK_EXEC;
+	return w;
+}
+
+static int populate_filters(struct session *s)
+{
+	__u8 one = 1;
+	int fd = bpf_map__fd(s->skel->maps.tracked);
+
+	for (int i = 0; i < s->opts->npids; i++) {
+		__u32 pid = (__u32)s->opts->pids[i];
+
+		if (bpf_map_update_elem(fd, &pid, &one, BPF_ANY))
+			return -errno;
+	}
+	if (s->child > 0) {
+		__u32 pid = (__u32)s->child;
+
+		if (bpf_map_update_elem(fd, &pid, &one, BPF_ANY))
+			return -errno;
+	}
+	if (s->opts->cgroup) {
+		__u32 zero = 0;
+
+		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.cgroup_filter), &zero,
+					&s->cgroup_fd, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct session *s = ctx;
+	const struct mm_record *r = data;
+
+	if (size < sizeof(*r))
+		return 0;
+	if (r->type == REC_EXEC && s->usyms) {
+		uint64_t now = now_ns();
+
+		/* While the process lives: its new image and loader, by build ID; its
+		 * libraries once the loader has mapped them. */
+		usyms_add_pid(s->usyms, (int)r->tgid);
+		for (int i = 0; i < 2 && s->nresnap < (int)(sizeof(s->resnap) / sizeof(s->resnap[0]));
+		     i++) {
+			s->resnap[s->nresnap].tgid = (int)r->tgid;
+			s->resnap[s->nresnap].due = now + (i ? 300000000ULL : 20000000ULL);
+			s->nresnap++;
+		}
+	}
+	return 0;
+}
+
+static void take_due_snapshots(struct session *s, bool all)
+{
+	uint64_t now = now_ns();
+	int kept = 0;
+
+	for (int i = 0; i < s->nresnap; i++) {
+		if (all || s->resnap[i].due <= now)
+			usyms_add_pid(s->usyms, s->resnap[i].tgid);
+		else
+			s->resnap[kept++] = s->resnap[i];
+	}
+	s->nresnap = all ? 0 : kept;
+}
+
+static void detach_all(struct session *s)
+{
+	for (int i = 0; i < s->nlinks; i++)
+		bpf_link__destroy(s->links[i]);
+	s->nlinks = 0;
+	for (int i = 0; i < s->nperf; i++)
+		close(s->perf_fds[i]);
+	s->nperf = 0;
+	ring_buffer__free(s->rb);
+	s->rb = NULL;
+	mmscope__destroy(s->skel);
+	s->skel = NULL;
+}
+
+static int open_output(struct session *s)
+{
+	if (!s->opts->output) {
+		s->out = stdout;
+		return 0;
+	}
+	int err = atomic_file_open(&s->out_file, s->opts->output);
+
+	if (err) {
+		err_msg("-o %s: cannot create the output file: %s", s->opts->output,
+			strerror(-err));
+		return -1;
+	}
+	s->out = s->out_file.f;
+	return 0;
+}
+
+static int check_privileges(void)
+{
+	/* CAP_BPF + CAP_PERFMON (or CAP_SYS_ADMIN) are needed; the kernel has the last word. */
+	if (geteuid() != 0) {
+		FILE *f = fopen("/proc/self/status", "r");
+		char line[256];
+		unsigned long long eff = 0;
+
+		while (f && fgets(line, sizeof(line), f))
+			if (sscanf(line, "CapEff: %llx", &eff) == 1)
+				break;
+		if (f)
+			fclose(f);
+		/* CAP_SYS_ADMIN 21, CAP_PERFMON 38, CAP_BPF 39 */
+		if (!(eff & (1ULL << 21)) && (!(eff & (1ULL << 38)) || !(eff & (1ULL << 39)))) {
+			err_msg("needs root, or CAP_BPF and CAP_PERFMON (missing: %s%s%s); run with "
+				"sudo",
+				eff & (1ULL << 39) ? "" : "CAP_BPF",
+				!(eff & (1ULL << 39)) && !(eff & (1ULL << 38)) ? ", " : "",
+				eff & (1ULL << 38) ? "" : "CAP_PERFMON");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int session_open(struct session *s, struct mm_opts *opts, const struct session_config *cfg)
+{
+	unsigned int excluded[EV_NR] = {0};
+	struct selection prev;
+	int err, tries;
+
+	memset(s, 0, sizeof(*s));
+	s->opts = opts;
+	s->cfg = *cfg;
+	s->child_go_fd = s->child_err_fd = s->cgroup_fd = -1;
+	for (int i = 0; i < MAX_TARGET_PIDS; i++)
+		s->pidfds[i] = -1;
+	libbpf_set_print(libbpf_print_fn);
+	install_signals();
+
+	if (check_privileges())
+		return -1;
+	if (open_output(s))
+		return -1;
+	s->ncpus = libbpf_num_possible_cpus();
+	if (s->ncpus <= 0) {
+		err_msg("cannot count CPUs: %s", strerror(-s->ncpus));
+		return -1;
+	}
+	kcaps_init_live(&s->caps, opts->btf);
+	if (!s->caps.btf) {
+		err_msg("this kernel has no BTF (/sys/kernel/btf/vmlinux): give one with --btf PATH "
+			"(see README: kernels without BTF)");
+		return -1;
+	}
+	if (opts->cgroup) {
+		struct statfs sfs;
+
+		s->cgroup_fd = open(opts->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (s->cgroup_fd < 0 || fstatfs(s->cgroup_fd, &sfs) ||
+		    sfs.f_type != CGROUP2_SUPER_MAGIC) {
+			err_msg("-c %s: not a cgroup v2 directory (give a path under /sys/fs/cgroup)",
+				opts->cgroup);
+			return -1;
+		}
+	}
+	for (int i = 0; i < opts->npids; i++) {
+		s->pidfds[i] = pidfd_open_(opts->pids[i]);
+		if (s->pidfds[i] < 0) {
+			err_msg("-p %d: %s", opts->pids[i],
+				errno == ESRCH ? "no such process" : strerror(errno));
+			return -1;
+		}
+	}
+	s->pids_alive = opts->npids;
+	if (cfg->stacks || cfg->locations) {
+		s->usyms = usyms_new();
+		if (s->usyms)
+			usyms_add_pid(s->usyms, getpid()); /* shared libraries we map too */
+	}
+	if (opts->argv && start_child(s))
+		return -1;
+
+	/* open → select → configure → load → attach; a hook refused at attach is excluded and
+	 * the next candidate tried, from a fresh object. */
+	for (tries = 0; tries < 8; tries++) {
+		LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = opts->btf);
+		const struct hook_candidate *failed_c = NULL;
+		int failed_e = -1;
+
+		catalog_select(&s->sel, &s->caps, wanted_events(s), opts->method,
+			       tries ? excluded : NULL, tries ? &prev : NULL);
+		bool any = false;
+
+		for (int e = 0; e < EV_NR; e++)
+			any |= (cfg->events & (1u << e)) && s->sel.events[e].chosen >= 0;
+		if (!any) {
+			err_msg("%s: none of its events can be observed on this kernel; see 'mmscope "
+				"probes'",
+				opts->cmd->name);
+			return -1;
+		}
+		for (int e = 0; e < EV_NR; e++) {
+			if ((cfg->required & (1u << e)) && s->sel.events[e].chosen < 0) {
+				err_msg("%s: cannot observe %s on this kernel; see 'mmscope probes'",
+					opts->cmd->name, s->sel.events[e].ev->what);
+				return -1;
+			}
+		}
+		s->skel = mmscope__open_opts(&oo);
+		if (!s->skel) {
+			err_msg("cannot open the BPF object: %s", strerror(errno));
+			return -1;
+		}
+		set_autoload(s);
+		configure(s);
+		err = mmscope__load(s->skel);
+		if (err) {
+			err_msg("cannot load the BPF programs: %s (run with -v for the verifier log)",
+				strerror(-err));
+			return -1;
+		}
+		err = populate_filters(s);
+		if (err) {
+			err_msg("cannot set up the target filter: %s", strerror(-err));
+			return -1;
+		}
+		for (int e = 0; e < EV_NR && !failed_c; e++) {
+			const struct hook_candidate *c =
+				selection_chosen(&s->sel, (enum mm_event_id)e);
+
+			for (int i = 0; c && i < HOOK_MAX_POINTS && c->points[i].prog; i++) {
+				err = attach_point(s, c, &c->points[i]);
+				if (err) {
+					struct cand_result *r =
+						&s->sel.events[e].results[s->sel.events[e].chosen];
+
+					verbose_msg("attach %s %s: %s", hook_method_name(c->method),
+						    c->points[i].target, strerror(-err));
+					snprintf(r->reason, sizeof(r->reason), "%s: attach failed: %s",
+						 c->points[i].target, strerror(-err));
+					failed_c = c;
+					failed_e = e;
+					break;
+				}
+			}
+		}
+		if (!failed_c)
+			break;
+		excluded[failed_e] |= 1u << s->sel.events[failed_e].chosen;
+		prev = s->sel;
+		detach_all(s);
+	}
+	if (tries == 8) {
+		err_msg("cannot attach the hooks (run with -v)");
+		return -1;
+	}
+	for (int e = 0; e < EV_NR; e++) {
+		const struct hook_candidate *c = selection_chosen(&s->sel, (enum mm_event_id)e);
+		char where[160];
+
+		if (!c)
+			continue;
+		hook_cand_describe(c, where, sizeof(where));
+		verbose_msg("%s: %s %s", s->sel.events[e].ev->name, hook_method_name(c->method),
+			    where);
+	}
+	if (cfg->stacks || cfg->locations) {
+		s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.records), on_record, s, NULL);
+		if (!s->rb) {
+			err_msg("cannot open the ring buffer: %s", strerror(errno));
+			return -1;
+		}
+		s->ksyms = ksyms_load("/proc/kallsyms");
+		if (!s->ksyms)
+			warn_msg("kernel symbols unavailable (/proc/kallsyms: %s)", strerror(errno));
+	}
+	s->t_start = now_ns();
+	s->wall_start = wall_time_s();
+	if (s->child > 0 && release_child(s))
+		return -1;
+	if (!opts->json && !opts->folded && !opts->argv && !opts->output)
+		fprintf(stderr, "Tracing%s... Hit Ctrl-C to end.\n",
+			opts->npids ? " the target" : "");
+	return 0;
+}
+
+static bool targets_gone(struct session *s)
+{
+	if (s->child > 0 && !s->child_exited) {
+		int status;
+		pid_t r = waitpid(s->child, &status, WNOHANG);
+
+		if (r == s->child) {
+			s->child_exited = true;
+			s->child_status = status;
+		}
+		if (s->child_exited)
+			return true;
+		return false; /* with -- the command's life is the run's */
+	}
+	if (s->opts->npids) {
+		int alive = 0;
+
+		for (int i = 0; i < s->opts->npids; i++) {
+			struct pollfd p = {.fd = s->pidfds[i], .events = POLLIN};
+
+			if (s->pidfds[i] >= 0 && poll(&p, 1, 0) == 0)
+				alive++;
+		}
+		s->pids_alive = alive;
+		return alive == 0;
+	}
+	return false;
+}
+
+int session_run(struct session *s, interval_fn on_interval)
+{
+	uint64_t deadline = s->opts->duration ? s->t_start + (uint64_t)(s->opts->duration * 1e9) : 0;
+	uint64_t step = s->opts->interval ? (uint64_t)(s->opts->interval * 1e9) : 0;
+	uint64_t next = step ? s->t_start + step : 0;
+	double iv_start = s->wall_start;
+	int index = 0;
+
+	while (!stop_requested) {
+		uint64_t now;
+		int err;
+
+		if (s->rb) {
+			err = ring_buffer__poll(s->rb, 50);
+			if (err < 0 && err != -EINTR) {
+				err_msg("ring buffer: %s", strerror(-err));
+				break;
+			}
+		} else {
+			usleep(50000);
+		}
+		if (s->nresnap)
+			take_due_snapshots(s, false);
+		now = now_ns();
+		if (step && now >= next) {
+			double t1 = wall_time_s();
+
+			on_interval(s, index++, iv_start, t1);
+			iv_start = t1;
+			next += step;
+		}
+		if (deadline && now >= deadline)
+			break;
+		if (targets_gone(s))
+			break;
+		if (s->out_broken)
+			break;
+	}
+	s->stopped_by_signal = stop_requested;
+	if (s->rb)
+		ring_buffer__consume(s->rb);
+	if (s->nresnap)
+		take_due_snapshots(s, true);
+	s->t_end = now_ns();
+	/* A signal or -d ended the run while the command still runs: end it too, and wait. */
+	if (s->child > 0 && !s->child_exited) {
+		kill(s->child, SIGTERM);
+		if (waitpid(s->child, &s->child_status, 0) == s->child)
+			s->child_exited = true;
+	}
+	return 0;
+}
+
+int session_read_stats(struct session *s, struct mm_stats *out, struct mm_stats **percpu_out)
+{
+	struct mm_stats *percpu = calloc((size_t)s->ncpus, sizeof(*percpu));
+	__u32 zero = 0;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (!percpu)
+		return -ENOMEM;
+	err = bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stats), &zero, percpu);
+	if (err) {
+		err = -errno;
+		free(percpu);
+		return err;
+	}
+	/* struct mm_stats is all __u64: sum it as one array. */
+	for (int cpu = 0; cpu < s->ncpus; cpu++) {
+		const __u64 *src = (const __u64 *)&percpu[cpu];
+		__u64 *dst = (__u64 *)out;
+
+		for (size_t i = 0; i < sizeof(*out) / sizeof(__u64); i++)
+			dst[i] += src[i];
+	}
+	if (percpu_out)
+		*percpu_out = percpu;
+	else
+		free(percpu);
+	return 0;
+}
+
+/* The value layout of open_faults (bpf/faults.bpf.h), for reading it here. */
+struct open_fault_value {
+	__u64 ts;
+	__u32 cls, tgid;
+	__s32 user_stack_id, kernel_stack_id;
+	__u32 tlb, pad;
+	char comm[MMSCOPE_COMM_LEN];
+};
+
+uint64_t session_open_faults(struct session *s, struct mm_stats *st)
+{
+	int fd = bpf_map__fd(s->skel->maps.open_faults);
+	struct open_fault_value v;
+	__u32 key, next;
+	uint64_t n = 0;
+	void *prev = NULL;
+
+	_Static_assert(sizeof(v) == 48, "open_fault layout");
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &v))
+			continue;
+		n++;
+		if (st) {
+			unsigned int i = fault_class_index(v.cls);
+
+			st->fault_tlb[i][FT_FAULTS]++;
+			if (v.tlb & OF_TLB_LOCAL)
+				st->fault_tlb[i][FT_LOCAL]++;
+			if (v.tlb & OF_TLB_BROADCAST)
+				st->fault_tlb[i][FT_BROADCAST]++;
+		}
+	}
+	return n;
+}
+
+double session_duration_s(const struct session *s)
+{
+	uint64_t end = s->t_end ? s->t_end : now_ns();
+
+	return (double)(end - s->t_start) / 1e9;
+}
+
+const struct hook_candidate *session_hook(const struct session *s, enum mm_event_id id)
+{
+	return selection_chosen(&s->sel, id);
+}
+
+int session_close(struct session *s, int status)
+{
+	if (s->child > 0 && !s->child_exited) {
+		/* An error before or during the run: do not leave the command behind. */
+		if (s->child_go_fd >= 0) {
+			close(s->child_go_fd); /* EOF: it exits without running the command */
+			s->child_go_fd = -1;
+		} else {
+			kill(s->child, SIGTERM);
+		}
+		waitpid(s->child, NULL, 0);
+	}
+	if (s->child_go_fd >= 0)
+		close(s->child_go_fd);
+	if (s->child_err_fd >= 0)
+		close(s->child_err_fd);
+	detach_all(s);
+	free(s->links);
+	free(s->perf_fds);
+	for (int i = 0; i < MAX_TARGET_PIDS; i++)
+		if (s->pidfds[i] >= 0)
+			close(s->pidfds[i]);
+	for (int h = 0; h < 2; h++)
+		for (int i = 0; i < s->hw[h].nfds; i++)
+			close(s->hw[h].fds[i]);
+	if (s->cgroup_fd >= 0)
+		close(s->cgroup_fd);
+	usyms_free(s->usyms);
+	ksyms_free(s->ksyms);
+	kcaps_free_live(&s->caps);
+
+	if (s->out && s->out != stdout) {
+		if (status == 0) {
+			int err = atomic_file_commit(&s->out_file);
+
+			if (err) {
+				err_msg("-o %s: %s", s->opts->output, strerror(-err));
+				status = 1;
+			}
+		} else {
+			atomic_file_abort(&s->out_file);
+		}
+	} else if (s->out == stdout) {
+		if (fflush(stdout) && errno != EPIPE) {
+			err_msg("writing the output: %s", strerror(errno));
+			status = 1;
+		}
+	}
+	if (status == 0 && s->child > 0 && s->child_exited) {
+		if (WIFEXITED(s->child_status))
+			status = WEXITSTATUS(s->child_status);
+		else if (WIFSIGNALED(s->child_status))
+			status = 128 + WTERMSIG(s->child_status);
+	}
+	return status;
+}

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One tracing run, the same for every subcommand: options → target → hook selection →
+ * open → configure → load → attach → run → read → destroy, with one cleanup path
+ * (session_close) whatever happened.
+ */
+#ifndef MMSCOPE_SESSION_H
+#define MMSCOPE_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "catalog.h"
+#include "json.h"
+#include "opts.h"
+#include "sym.h"
+#include "util.h"
+#include "../bpf/mmscope.h"
+
+struct mmscope;
+
+/* What a subcommand wants from the BPF side. */
+struct session_config {
+	unsigned int events; /* bits of enum mm_event_id the subcommand needs */
+	unsigned int required; /* of those, the ones without which it cannot run at all */
+	bool procs, locations, stacks;
+	bool tlb_detail;    /* TLB events by process and system call */
+	bool switch_procs;  /* context switches by process */
+};
+
+struct hw_counter {
+	const char *name; /* "dtlb_misses" */
+	int fds[MMSCOPE_MAX_CPUS];
+	int nfds;
+	bool available;
+	char reason[160];
+	uint64_t value, prev;
+};
+
+struct session {
+	struct mm_opts *opts;
+	struct session_config cfg;
+	struct mmscope *skel;
+	struct kcaps caps;
+	struct selection sel;
+	struct bpf_link **links;
+	int nlinks, caplinks;
+	int *perf_fds;
+	int nperf, capperf;
+	struct ring_buffer *rb;
+	int ncpus; /* possible CPUs: per-CPU map values */
+
+	pid_t child; /* -- COMMAND */
+	int child_go_fd, child_err_fd;
+	int child_status;
+	bool child_exited;
+	int pidfds[MAX_TARGET_PIDS];
+	int pids_alive;
+	int cgroup_fd;
+
+	uint64_t t_start, t_end;
+	double wall_start;
+	struct usyms *usyms;
+	struct ksyms *ksyms;
+
+	struct atomic_file out_file;
+	FILE *out;
+	bool out_broken; /* EPIPE: the reader went away */
+
+	/* Maps snapshots to take again a little after an exec: the new image's libraries are
+	 * mapped by its loader after the exec event, and frames recorded as raw addresses (when
+	 * the kernel could not read a build ID, e.g. under mmap_lock) need them. */
+	struct {
+		int tgid;
+		uint64_t due;
+	} resnap[256];
+	int nresnap;
+
+	struct hw_counter hw[2];
+	bool stopped_by_signal;
+};
+
+int session_open(struct session *s, struct mm_opts *opts, const struct session_config *cfg);
+/* Interval callback: called every -i with the interval index (from 0). */
+typedef void (*interval_fn)(struct session *s, int index, double t0, double t1);
+int session_run(struct session *s, interval_fn on_interval);
+/* Sum the per-CPU statistics block; with percpu, also hand back the per-CPU values
+ * (s->ncpus of them, caller frees). */
+int session_read_stats(struct session *s, struct mm_stats *out, struct mm_stats **percpu);
+/*
+ * Faults still open at the end never completed: their number, and (when st is given) their
+ * class and invalidations added to st->fault_tlb as incomplete.
+ */
+uint64_t session_open_faults(struct session *s, struct mm_stats *st);
+void session_read_hw(struct session *s);
+/* Finish the output (commit -o file) and release everything; returns the exit code. */
+int session_close(struct session *s, int status);
+double session_duration_s(const struct session *s);
+const struct hook_candidate *session_hook(const struct session *s, enum mm_event_id id);
+
+#endif

@@ -1,0 +1,600 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Units, as the output says them: x86 counts TLB flush *operations* as the kernel traces
+ * them, one per CPU that flushes (tlb:tlb_flush), with the pages each covered (or a full
+ * flush); a shootdown is one REMOTE_SEND_IPI on the sender plus one REMOTE_SHOOTDOWN on each
+ * target CPU.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <asm/unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "escape.h"
+#include "tlb_report.h"
+#include "mmscope.skel.h"
+
+static const struct {
+	int nr;
+	const char *name;
+} syscall_table[] = {
+#include "syscall_names.h"
+};
+
+const char *syscall_name(int nr)
+{
+	for (size_t i = 0; i < sizeof(syscall_table) / sizeof(syscall_table[0]); i++)
+		if (syscall_table[i].nr == nr)
+			return syscall_table[i].name;
+	return NULL;
+}
+
+/* ---- reason names: the kernel's BTF enum, else the tracepoint's print format ---- */
+
+static char reason_keys[TLB_REASON_SLOTS][40];
+static bool reasons_loaded;
+
+static void key_from_enum_name(const char *name, char *out, size_t len)
+{
+	static const struct {
+		const char *kernel, *key;
+	} known[] = {
+		{"TLB_FLUSH_ON_TASK_SWITCH", "task_switch"},
+		{"TLB_REMOTE_SHOOTDOWN", "remote_shootdown"},
+		{"TLB_LOCAL_SHOOTDOWN", "local_shootdown"},
+		{"TLB_LOCAL_MM_SHOOTDOWN", "local_mm_shootdown"},
+		{"TLB_REMOTE_SEND_IPI", "remote_ipi_send"},
+		{"TLB_REMOTE_WRONG_CPU", "remote_wrong_cpu"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		if (strcmp(name, known[i].kernel) == 0) {
+			snprintf(out, len, "%s", known[i].key);
+			return;
+		}
+	}
+	/* A reason a newer kernel added: its own name, lower case, without TLB_. */
+	if (strncmp(name, "TLB_", 4) == 0)
+		name += 4;
+	for (i = 0; name[i] && i + 1 < len; i++)
+		out[i] = (char)tolower((unsigned char)name[i]);
+	out[i] = '\0';
+}
+
+static void key_from_print_name(const char *name, char *out, size_t len)
+{
+	static const struct {
+		const char *text, *key;
+	} known[] = {
+		{"flush on task switch", "task_switch"}, {"remote shootdown", "remote_shootdown"},
+		{"local shootdown", "local_shootdown"},	 {"local MM shootdown", "local_mm_shootdown"},
+		{"remote IPI send", "remote_ipi_send"},	 {"remote wrong CPU", "remote_wrong_cpu"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		if (strcmp(name, known[i].text) == 0) {
+			snprintf(out, len, "%s", known[i].key);
+			return;
+		}
+	}
+	for (i = 0; name[i] && i + 1 < len; i++)
+		out[i] = isalnum((unsigned char)name[i]) ? (char)tolower((unsigned char)name[i]) : '_';
+	out[i] = '\0';
+}
+
+static bool reasons_from_btf(struct session *s)
+{
+	const char *path = s->opts->btf;
+	struct btf *btf = path ? btf__parse(path, NULL) : btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	const struct btf_enum *e;
+	int id;
+
+	if (!btf)
+		return false;
+	id = btf__find_by_name_kind(btf, "tlb_flush_reason", BTF_KIND_ENUM);
+	if (id <= 0) {
+		btf__free(btf);
+		return false;
+	}
+	t = btf__type_by_id(btf, (__u32)id);
+	e = btf_enum(t);
+	for (int i = 0; i < btf_vlen(t); i++, e++) {
+		const char *name = btf__name_by_offset(btf, e->name_off);
+
+		if (e->val < 0 || e->val >= TLB_REASON_SLOTS - 1 || !name ||
+		    strncmp(name, "NR_", 3) == 0)
+			continue;
+		key_from_enum_name(name, reason_keys[e->val], sizeof(reason_keys[0]));
+	}
+	btf__free(btf);
+	return true;
+}
+
+static bool reasons_from_format(void)
+{
+	static const char *const paths[] = {"/sys/kernel/tracing/events/tlb/tlb_flush/format",
+					    "/sys/kernel/debug/tracing/events/tlb/tlb_flush/format"};
+	char buf[8192];
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		const char *p;
+
+		if (read_small_file(paths[i], buf, sizeof(buf)) <= 0)
+			continue;
+		/* __print_symbolic(REC->reason, { 0, "flush on task switch" }, ...) */
+		for (p = strstr(buf, "{ "); p; p = strstr(p + 1, "{ ")) {
+			char name[64];
+			int val;
+
+			if (sscanf(p, "{ %d, \"%63[^\"]\" }", &val, name) == 2 && val >= 0 &&
+			    val < TLB_REASON_SLOTS - 1)
+				key_from_print_name(name, reason_keys[val], sizeof(reason_keys[0]));
+		}
+		return true;
+	}
+	return false;
+}
+
+const char *tlb_reason_key(struct session *s, unsigned int reason)
+{
+	if (!reasons_loaded) {
+		reasons_loaded = true;
+		if (!reasons_from_btf(s))
+			reasons_from_format();
+		for (int i = 0; i < TLB_REASON_SLOTS; i++)
+			if (!reason_keys[i][0])
+				snprintf(reason_keys[i], sizeof(reason_keys[0]), "reason_%d", i);
+		snprintf(reason_keys[TLB_REASON_SLOTS - 1], sizeof(reason_keys[0]), "reason_%d_up",
+			 TLB_REASON_SLOTS - 1);
+	}
+	return reason >= TLB_REASON_SLOTS ? reason_keys[TLB_REASON_SLOTS - 1] : reason_keys[reason];
+}
+
+static bool reason_known(struct session *s, unsigned int reason)
+{
+	return strncmp(tlb_reason_key(s, reason), "reason_", 7) != 0;
+}
+
+/* The issue's fixed keys: always present, null where this kernel has no such reason. */
+static const char *const standard_reasons[] = {"task_switch",	  "remote_shootdown",
+					       "local_shootdown", "local_mm_shootdown",
+					       "remote_ipi_send", "remote_wrong_cpu"};
+
+void tlb_report_counts(struct report *r, const struct mm_stats *st, bool histograms)
+{
+	struct session *s = r->s;
+	const struct hook_candidate *c = session_hook(s, EV_TLB_FLUSH);
+	const char *no_hook = s->caps.arch == ARCH_X86
+				      ? "no tlb:tlb_flush hook on this kernel (see 'mmscope probes')"
+				      : "tlb:tlb_flush is x86-only; this architecture's TLB events "
+					"are not traced yet";
+	char key[64];
+
+	report_section(r, "tlb");
+	if (!r->jw)
+		fprintf(r->out, "\nTLB flush operations (tlb:tlb_flush, one per flushing CPU)%*s\n",
+			0, "");
+	report_counter(r, "tlb.events", "all flushes", c != NULL, st->c[CNT_TLB_EVENTS], no_hook);
+	for (size_t i = 0; i < sizeof(standard_reasons) / sizeof(standard_reasons[0]); i++) {
+		int found = -1;
+
+		for (unsigned int v = 0; v < TLB_REASON_SLOTS - 1; v++)
+			if (strcmp(tlb_reason_key(s, v), standard_reasons[i]) == 0)
+				found = (int)v;
+		snprintf(key, sizeof(key), "tlb.%s", standard_reasons[i]);
+		if (!c)
+			report_counter(r, key, standard_reasons[i], false, 0, no_hook);
+		else if (found < 0)
+			report_counter(r, key, standard_reasons[i], false, 0,
+				       "this kernel has no such tlb_flush reason");
+		else
+			report_counter(r, key, standard_reasons[i], true,
+				       st->tlb_reason[found], NULL);
+	}
+	/* Reasons beyond the known ones (a newer kernel's), by number: never dropped. */
+	for (unsigned int v = 0; c && v < TLB_REASON_SLOTS; v++) {
+		bool standard = false;
+
+		for (size_t i = 0; i < sizeof(standard_reasons) / sizeof(standard_reasons[0]); i++)
+			standard |= strcmp(tlb_reason_key(s, v), standard_reasons[i]) == 0;
+		if (standard || (!st->tlb_reason[v] && !reason_known(s, v)))
+			continue;
+		snprintf(key, sizeof(key), "tlb.%s", tlb_reason_key(s, v));
+		report_counter(r, key, tlb_reason_key(s, v), true, st->tlb_reason[v], NULL);
+	}
+	report_counter(r, "tlb.local", "local (issuing CPU only)", c != NULL,
+		       st->c[CNT_TLB_LOCAL], no_hook);
+	report_counter(r, "tlb.broadcast", "broadcast (shootdown IPIs)", c != NULL,
+		       st->c[CNT_TLB_BROADCAST], no_hook);
+	report_counter(r, "tlb.full_flushes", "full flushes (pages -1)", c != NULL,
+		       st->c[CNT_TLB_FULL], no_hook);
+	if (histograms) {
+		const struct hook_candidate *send = session_hook(s, EV_TLB_SEND);
+		const char *no_send = "needs fentry or a kprobe on native_flush_tlb_multi (see "
+				      "'mmscope probes')";
+
+		report_hist(r, "tlb.pages", "pages per flush (full flushes apart)", "pages",
+			    (const uint64_t *)st->tlb_pages, c != NULL, no_hook);
+		report_hist(r, "tlb.shootdown_targets", "CPUs targeted per shootdown", "cpus",
+			    (const uint64_t *)st->send_targets, send != NULL, no_send);
+		report_hist(r, "tlb.shootdown_wait_ns", "sender wait per shootdown", "nsecs",
+			    (const uint64_t *)st->send_wait, send != NULL, no_send);
+	}
+}
+
+static const char *const access_names[] = {"read", "write", "exec", "unknown"};
+static const char *const done_names[] = {"minor", "major", "incomplete"};
+
+void tlb_report_by_fault_class(struct report *r, const struct mm_stats *st)
+{
+	struct session *s = r->s;
+	bool ok = session_hook(s, EV_TLB_FLUSH) && session_hook(s, EV_FAULT_ENTRY);
+
+	if (r->jw) {
+		jw_key(r->jw, "by_fault_class");
+		if (!ok) {
+			jw_null(r->jw);
+			return;
+		}
+		jw_begin_array(r->jw);
+	} else {
+		if (!ok) {
+			fprintf(r->out, "\ninvalidations by fault class: n/a (needs both a fault "
+					"entry and a TLB hook)\n");
+			return;
+		}
+		fprintf(r->out, "\ninvalidations issued while handling faults, by fault class\n"
+				"  %-28s %10s %16s %16s\n",
+			"CLASS", "FAULTS", "ISSUED LOCAL", "ISSUED BROADCAST");
+	}
+	for (unsigned int i = 0; i < FAULT_CLASS_SLOTS; i++) {
+		unsigned int access = i / 6, user = (i / 3) % 2, done = i % 3;
+		const __u64 *v = st->fault_tlb[i];
+
+		if (!v[FT_FAULTS])
+			continue;
+		if (r->jw) {
+			jw_begin_object(r->jw);
+			jw_key(r->jw, "access");
+			jw_string(r->jw, access_names[access]);
+			jw_key(r->jw, "mode");
+			jw_string(r->jw, user ? "user" : "kernel");
+			jw_key(r->jw, "completion");
+			jw_string(r->jw, done_names[done]);
+			jw_key(r->jw, "faults");
+			jw_u64(r->jw, v[FT_FAULTS]);
+			jw_key(r->jw, "local");
+			jw_u64(r->jw, v[FT_LOCAL]);
+			jw_key(r->jw, "broadcast");
+			jw_u64(r->jw, v[FT_BROADCAST]);
+			jw_end_object(r->jw);
+		} else {
+			char cls[40];
+
+			snprintf(cls, sizeof(cls), "%s %s %s", user ? "user" : "kernel",
+				 access_names[access], done_names[done]);
+			fprintf(r->out, "  %-28s %10llu %16llu %16llu\n", cls,
+				(unsigned long long)v[FT_FAULTS], (unsigned long long)v[FT_LOCAL],
+				(unsigned long long)v[FT_BROADCAST]);
+		}
+	}
+	if (r->jw)
+		jw_end_array(r->jw);
+}
+
+struct tlb_proc_row {
+	__u32 tgid;
+	struct tlb_proc p;
+	__u64 total;
+};
+
+static int cmp_tlb_proc(const void *a, const void *b)
+{
+	const struct tlb_proc_row *x = a, *y = b;
+
+	return x->total < y->total ? 1 : x->total > y->total ? -1 : 0;
+}
+
+struct syscall_row {
+	struct tlb_syscall_key k;
+	__u64 count;
+};
+
+static int cmp_syscall(const void *a, const void *b)
+{
+	const struct syscall_row *x = a, *y = b;
+
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
+}
+
+static void syscall_label(int nr, char *buf, size_t len)
+{
+	const char *name = syscall_name(nr);
+
+	if (nr == SYSCALL_FAULT)
+		snprintf(buf, len, "[page fault]");
+	else if (nr == SYSCALL_KTHREAD)
+		snprintf(buf, len, "[kernel thread]");
+	else if (nr == SYSCALL_NONE)
+		snprintf(buf, len, "[no system call]");
+	else if (name)
+		snprintf(buf, len, "%s", name);
+	else
+		snprintf(buf, len, "syscall_%d", nr);
+}
+
+void tlb_report_details(struct report *r)
+{
+	struct session *s = r->s;
+	int fd = bpf_map__fd(s->skel->maps.tlb_procs), n = 0, cap = 0;
+	struct tlb_proc_row *rows = NULL;
+	struct syscall_row *srows = NULL;
+	__u32 key, next, *prev = NULL;
+	struct tlb_syscall_key sk, snext, *sprev = NULL;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (n == cap) {
+			int ncap = cap ? cap * 2 : 64;
+			struct tlb_proc_row *nr = realloc(rows, (size_t)ncap * sizeof(*nr));
+
+			if (!nr)
+				break;
+			rows = nr;
+			cap = ncap;
+		}
+		if (bpf_map_lookup_elem(fd, &key, &rows[n].p))
+			continue;
+		rows[n].tgid = key;
+		rows[n].total = 0;
+		for (int i = 0; i < TLB_REASON_SLOTS; i++)
+			rows[n].total += rows[n].p.reason[i];
+		n++;
+	}
+	if (rows)
+		qsort(rows, (size_t)n, sizeof(*rows), cmp_tlb_proc);
+	if (r->jw) {
+		jw_key(r->jw, "by_process");
+		jw_begin_array(r->jw);
+	} else if (n) {
+		fprintf(r->out, "\nissuing processes (local and broadcast flushes; top %d of %d)\n"
+				"  %7s %-16s %10s %s\n",
+			s->opts->top, n, "PID", "COMM", "FLUSHES", "BY REASON");
+	}
+	for (int i = 0; i < n && (r->jw || i < s->opts->top); i++) {
+		const struct tlb_proc *p = &rows[i].p;
+		size_t clen = bounded_strlen(p->comm, sizeof(p->comm));
+
+		if (r->jw) {
+			jw_begin_object(r->jw);
+			jw_key(r->jw, "pid");
+			jw_u64(r->jw, rows[i].tgid);
+			jw_key(r->jw, "comm");
+			jw_string_len(r->jw, p->comm, clen);
+			jw_key(r->jw, "total");
+			jw_u64(r->jw, rows[i].total);
+			for (unsigned int v = 0; v < TLB_REASON_SLOTS; v++) {
+				if (!p->reason[v])
+					continue;
+				jw_key(r->jw, tlb_reason_key(s, v));
+				jw_u64(r->jw, p->reason[v]);
+			}
+			jw_end_object(r->jw);
+		} else {
+			char *comm = folded_escape(p->comm, clen);
+
+			fprintf(r->out, "  %7u %-16s %10llu", rows[i].tgid, comm ? comm : "?",
+				(unsigned long long)rows[i].total);
+			for (unsigned int v = 0; v < TLB_REASON_SLOTS; v++)
+				if (p->reason[v])
+					fprintf(r->out, " %s=%llu", tlb_reason_key(s, v),
+						(unsigned long long)p->reason[v]);
+			fputc('\n', r->out);
+			free(comm);
+		}
+	}
+	if (r->jw)
+		jw_end_array(r->jw);
+	free(rows);
+
+	fd = bpf_map__fd(s->skel->maps.tlb_syscalls);
+	n = cap = 0;
+	while (bpf_map_get_next_key(fd, sprev, &snext) == 0) {
+		sk = snext;
+		sprev = &sk;
+		if (n == cap) {
+			int ncap = cap ? cap * 2 : 64;
+			struct syscall_row *nr = realloc(srows, (size_t)ncap * sizeof(*nr));
+
+			if (!nr)
+				break;
+			srows = nr;
+			cap = ncap;
+		}
+		if (bpf_map_lookup_elem(fd, &sk, &srows[n].count))
+			continue;
+		srows[n].k = sk;
+		n++;
+	}
+	if (srows)
+		qsort(srows, (size_t)n, sizeof(*srows), cmp_syscall);
+	if (r->jw) {
+		jw_key(r->jw, "by_syscall");
+		jw_begin_array(r->jw);
+	} else if (n) {
+		fprintf(r->out, "\nby system call in progress (issuing side)\n  %-20s %-20s %10s\n",
+			"SYSCALL", "REASON", "COUNT");
+	}
+	for (int i = 0; i < n && (r->jw || i < s->opts->top); i++) {
+		char label[48];
+
+		syscall_label(srows[i].k.nr, label, sizeof(label));
+		if (r->jw) {
+			jw_begin_object(r->jw);
+			jw_key(r->jw, "syscall");
+			jw_string(r->jw, label);
+			jw_key(r->jw, "nr");
+			jw_i64(r->jw, srows[i].k.nr);
+			jw_key(r->jw, "reason");
+			jw_string(r->jw, tlb_reason_key(s, srows[i].k.reason));
+			jw_key(r->jw, "count");
+			jw_u64(r->jw, srows[i].count);
+			jw_end_object(r->jw);
+		} else {
+			fprintf(r->out, "  %-20s %-20s %10llu\n", label,
+				tlb_reason_key(s, srows[i].k.reason),
+				(unsigned long long)srows[i].count);
+		}
+	}
+	if (r->jw)
+		jw_end_array(r->jw);
+	free(srows);
+}
+
+void switch_report_counts(struct report *r, const struct mm_stats *st)
+{
+	struct session *s = r->s;
+	bool ok = session_hook(s, EV_SWITCH) != NULL;
+	bool flush = session_hook(s, EV_SWITCH_FLUSH) != NULL;
+	const char *no_hook = "no sched_switch hook with task access (see 'mmscope probes')";
+	const char *no_flush = s->caps.arch == ARCH_X86
+				       ? "no tlb:tlb_flush hook on this kernel"
+				       : "switch flushes are traced on x86 only (tlb:tlb_flush)";
+
+	report_section(r, "switch");
+	if (!r->jw)
+		fprintf(r->out, "\ncontext switches%*s\n", 25, "count");
+	report_counter(r, "switch.total", "total", ok, st->c[CNT_SW_TOTAL], no_hook);
+	report_counter(r, "switch.same_mm", "same mm", ok, st->c[CNT_SW_SAME_MM], no_hook);
+	report_counter(r, "switch.mm_changes", "mm changes", ok, st->c[CNT_SW_MM_CHANGE], no_hook);
+	report_counter(r, "switch.kernel", "kernel (idle, kthreads)", ok, st->c[CNT_SW_KERNEL],
+		       no_hook);
+	report_counter(r, "switch.flushes", "mm changes that flushed", ok && flush,
+		       st->c[CNT_SW_MM_FLUSH], ok ? no_flush : no_hook);
+	report_counter(r, "switch.no_flush", "mm changes that kept TLB", ok && flush,
+		       st->c[CNT_SW_MM_NOFLUSH], ok ? no_flush : no_hook);
+	report_counter(r, "switch.lazy_flushes", "lazy catch-up flushes", ok && flush,
+		       st->c[CNT_SW_LAZY_FLUSH], ok ? no_flush : no_hook);
+}
+
+struct switch_row {
+	__u32 tgid;
+	struct switch_proc p;
+};
+
+static int cmp_switch(const void *a, const void *b)
+{
+	const struct switch_row *x = a, *y = b;
+
+	return x->p.total < y->p.total ? 1 : x->p.total > y->p.total ? -1 : 0;
+}
+
+void switch_report_details(struct report *r, const struct mm_stats *percpu, int ncpus)
+{
+	struct session *s = r->s;
+	int fd = bpf_map__fd(s->skel->maps.switch_procs), n = 0, cap = 0;
+	struct switch_row *rows = NULL;
+	__u32 key, next, *prev = NULL;
+
+	if (r->jw) {
+		jw_key(r->jw, "by_cpu");
+		jw_begin_array(r->jw);
+	} else {
+		fprintf(r->out, "\nby CPU\n  %4s %12s %12s %12s %12s\n", "CPU", "TOTAL", "SAME_MM",
+			"MM_CHANGE", "KERNEL");
+	}
+	for (int cpu = 0; percpu && cpu < ncpus; cpu++) {
+		const __u64 *c = percpu[cpu].c;
+
+		if (!c[CNT_SW_TOTAL])
+			continue;
+		if (r->jw) {
+			jw_begin_object(r->jw);
+			jw_key(r->jw, "cpu");
+			jw_i64(r->jw, cpu);
+			jw_key(r->jw, "total");
+			jw_u64(r->jw, c[CNT_SW_TOTAL]);
+			jw_key(r->jw, "same_mm");
+			jw_u64(r->jw, c[CNT_SW_SAME_MM]);
+			jw_key(r->jw, "mm_changes");
+			jw_u64(r->jw, c[CNT_SW_MM_CHANGE]);
+			jw_key(r->jw, "kernel");
+			jw_u64(r->jw, c[CNT_SW_KERNEL]);
+			jw_end_object(r->jw);
+		} else {
+			fprintf(r->out, "  %4d %12llu %12llu %12llu %12llu\n", cpu,
+				(unsigned long long)c[CNT_SW_TOTAL],
+				(unsigned long long)c[CNT_SW_SAME_MM],
+				(unsigned long long)c[CNT_SW_MM_CHANGE],
+				(unsigned long long)c[CNT_SW_KERNEL]);
+		}
+	}
+	if (r->jw)
+		jw_end_array(r->jw);
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (n == cap) {
+			int ncap = cap ? cap * 2 : 64;
+			struct switch_row *nr = realloc(rows, (size_t)ncap * sizeof(*nr));
+
+			if (!nr)
+				break;
+			rows = nr;
+			cap = ncap;
+		}
+		if (bpf_map_lookup_elem(fd, &key, &rows[n].p) == 0) {
+			rows[n].tgid = key;
+			n++;
+		}
+	}
+	if (rows)
+		qsort(rows, (size_t)n, sizeof(*rows), cmp_switch);
+	if (r->jw) {
+		jw_key(r->jw, "by_process");
+		jw_begin_array(r->jw);
+	} else if (n) {
+		fprintf(r->out, "\nby process (top %d of %d)\n  %7s %-16s %10s %10s %10s %10s\n",
+			s->opts->top, n, "PID", "COMM", "TOTAL", "SAME_MM", "MM_CHANGE", "KERNEL");
+	}
+	for (int i = 0; i < n && (r->jw || i < s->opts->top); i++) {
+		const struct switch_proc *p = &rows[i].p;
+		size_t clen = bounded_strlen(p->comm, sizeof(p->comm));
+
+		if (r->jw) {
+			jw_begin_object(r->jw);
+			jw_key(r->jw, "pid");
+			jw_u64(r->jw, rows[i].tgid);
+			jw_key(r->jw, "comm");
+			jw_string_len(r->jw, p->comm, clen);
+			jw_key(r->jw, "total");
+			jw_u64(r->jw, p->total);
+			jw_key(r->jw, "same_mm");
+			jw_u64(r->jw, p->same_mm);
+			jw_key(r->jw, "mm_changes");
+			jw_u64(r->jw, p->mm_change);
+			jw_key(r->jw, "kernel");
+			jw_u64(r->jw, p->kernel);
+			jw_end_object(r->jw);
+		} else {
+			char *comm = folded_escape(p->comm, clen);
+
+			fprintf(r->out, "  %7u %-16s %10llu %10llu %10llu %10llu\n", rows[i].tgid,
+				comm ? comm : "?", (unsigned long long)p->total,
+				(unsigned long long)p->same_mm, (unsigned long long)p->mm_change,
+				(unsigned long long)p->kernel);
+			free(comm);
+		}
+	}
+	if (r->jw)
+		jw_end_array(r->jw);
+	free(rows);
+}
