@@ -29,7 +29,14 @@ VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.
 
 CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Werror
-USER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -fno-omit-frame-pointer -D_GNU_SOURCE \
+# Frame pointers everywhere, leaf functions included: user stacks are unwound by the kernel
+# through frame pointers, and a leaf without a frame hides its caller.
+ifneq ($(filter x86 arm64,$(ARCH)),)
+FP_FLAGS := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+else
+FP_FLAGS := -fno-omit-frame-pointer
+endif
+USER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 $(FP_FLAGS) -D_GNU_SOURCE \
 	-DMMSCOPE_VERSION='"$(VERSION)"' -I$(OUT) -Iuser -Ibpf
 LIBS := -lbpf -lelf -ldw -lz
 STATIC_LIBS := -lbpf -ldw -lelf -lz -lzstd -llzma -lbz2 -lpthread
@@ -113,7 +120,7 @@ workloads: $(WORKLOADS)
 $(OUT)/workloads/%: tools/workloads/%.c $(wildcard tools/workloads/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) -O2 -g -fno-omit-frame-pointer $(WARN) -std=gnu11 -pthread $(WORKLOAD_LDFLAGS) -o $@ $<
+	$(Q)$(CC) -O2 -g $(FP_FLAGS) $(WARN) -std=gnu11 -pthread $(WORKLOAD_LDFLAGS) -o $@ $<
 
 # ---- tests: unit tests under AddressSanitizer + UBSan, linked against the user modules ----
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all

@@ -199,7 +199,8 @@ static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 kernel_ip)
 		self_enter();
 		of.user_stack_id = bpf_get_stackid(ctx, &user_stacks, BPF_F_USER_STACK);
 		self_exit();
-		if (of.kernel_stack_id < 0 && of.user_stack_id < 0)
+		/* A stack the map could not take (full, or a hash collision: -EEXIST). */
+		if (of.kernel_stack_id < 0 || of.user_stack_id < 0)
 			s->c[CNT_LOST_STACK]++;
 	}
 

@@ -15,6 +15,9 @@
 #define MMSCOPE_COMM_LEN 16
 #define MMSCOPE_MAX_CPUS 1024
 #define MMSCOPE_BUILD_ID_SIZE 20
+/* Frames kept per stack; a stack that fills them is shown as [truncated] at its root. */
+#define KERNEL_STACK_DEPTH 127
+#define USER_STACK_DEPTH 48
 
 /*
  * Fault class bits, set at the fault-entry event (access and mode) and completed at the

@@ -73,7 +73,7 @@ static __always_inline void emit_exec(const char *filename)
 	__u64 id = bpf_get_current_pid_tgid();
 	struct mm_record *r;
 
-	if (!collect_stacks && !collect_locations)
+	if (!collect_stacks && !collect_tlb_stacks && !collect_locations)
 		return;
 	if (!trace_allowed(id))
 		return;

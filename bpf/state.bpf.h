@@ -34,7 +34,8 @@ RODATA(bool, follow_children);	/* add children of tracked processes at fork */
 /* What to collect beyond the hot counters. */
 RODATA(bool, collect_procs);
 RODATA(bool, collect_locations);
-RODATA(bool, collect_stacks);
+RODATA(bool, collect_stacks);		/* fault stacks (faults --folded) */
+RODATA(bool, collect_tlb_stacks);	/* TLB flush stacks (tlb --folded) */
 RODATA(bool, collect_tlb_detail);	/* TLB events by process and by system call */
 RODATA(bool, collect_switch_procs);	/* context switches by process */
 /* Latency comes from handle_mm_fault entry/exit (fentry or kprobe) rather than pairing. */
@@ -74,14 +75,13 @@ STATE_DECL struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
 	__uint(max_entries, 8192);
 	__uint(key_size, sizeof(__u32));
-	__uint(value_size, 127 * sizeof(__u64));
+	__uint(value_size, KERNEL_STACK_DEPTH * sizeof(__u64));
 } kernel_stacks SEC(".maps");
 
-#define USER_STACK_DEPTH 64
 /* User frames as (build ID, file offset): valid after the process exits or re-execs. */
 STATE_DECL struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 4096);
+	__uint(max_entries, 8192);
 	__uint(map_flags, BPF_F_STACK_BUILD_ID);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, USER_STACK_DEPTH * sizeof(struct bpf_stack_build_id));

@@ -73,7 +73,7 @@ static __always_inline void tlb_stack_count(void *ctx, __u32 tgid, __u32 reason)
 	self_enter();
 	key.user_stack_id = bpf_get_stackid(ctx, &user_stacks, BPF_F_USER_STACK);
 	self_exit();
-	if (key.kernel_stack_id < 0 && key.user_stack_id < 0)
+	if (key.kernel_stack_id < 0 || key.user_stack_id < 0)
 		count_lost(CNT_LOST_STACK);
 	hash_add(&folded, &key, 1, CNT_LOST_FOLDED);
 }
@@ -126,7 +126,7 @@ static __always_inline void tlb_flush_event(void *ctx, int reason, unsigned long
 		tlb_proc_count(id >> 32, slot);
 		hash_add(&tlb_syscalls, &key, 1, CNT_LOST_SYSCALL);
 	}
-	if (collect_stacks)
+	if (collect_tlb_stacks)
 		tlb_stack_count(ctx, id >> 32, slot);
 }
 

@@ -24,7 +24,7 @@ static int run_tlb(struct mm_opts *opts)
 					  1u << EV_FAULT_ENTRY | 1u << EV_FAULT_DONE,
 				.required = 1u << EV_TLB_FLUSH,
 				.tlb_detail = true,
-				.stacks = opts->folded,
+				.tlb_stacks = opts->folded,
 			},
 		.print = print_tlb,
 	};

@@ -31,12 +31,18 @@ _Static_assert((int)FORCE_FENTRY == (int)HM_FENTRY && (int)FORCE_KPROBE == (int)
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t signals_seen;
+/* The -o temporary file, removed by a second Ctrl-C: no half-written output is left. */
+static const char *volatile signal_tmp_path;
 
 static void on_stop_signal(int sig)
 {
 	(void)sig;
-	if (++signals_seen > 1)
-		_exit(130); /* a second Ctrl-C: now; the kernel frees every BPF object we hold */
+	if (++signals_seen > 1) {
+		/* A second Ctrl-C: now. The kernel frees every BPF object we hold. */
+		if (signal_tmp_path)
+			unlink(signal_tmp_path);
+		_exit(130);
+	}
 	stop_requested = 1;
 }
 
@@ -251,11 +257,12 @@ static void configure(struct session *s)
 	sk->rodata->collect_procs = s->cfg.procs;
 	sk->rodata->collect_locations = s->cfg.locations;
 	sk->rodata->collect_stacks = s->cfg.stacks;
+	sk->rodata->collect_tlb_stacks = s->cfg.tlb_stacks;
 	sk->rodata->collect_tlb_detail = s->cfg.tlb_detail;
 	sk->rodata->collect_switch_procs = s->cfg.switch_procs;
 	sk->rodata->lat_from_calls = done && done->method != HM_PERF_SW;
 	/* Maps a run does not use shrink to one entry: no memory for what is not collected. */
-	if (!s->cfg.stacks) {
+	if (!s->cfg.stacks && !s->cfg.tlb_stacks) {
 		bpf_map__set_max_entries(sk->maps.kernel_stacks, 1);
 		bpf_map__set_max_entries(sk->maps.user_stacks, 1);
 		bpf_map__set_max_entries(sk->maps.folded, 1);
@@ -288,7 +295,7 @@ static unsigned int wanted_events(const struct session *s)
 		if (!s->opts->no_children)
 			w |= 1u << EV_TASK_FORK;
 	}
-	if (s->cfg.stacks || s->cfg.locations)
+	if (s->cfg.stacks || s->cfg.tlb_stacks || s->cfg.locations)
 		w |= 1u << EV_TASK_EXEC;
 	return w;
 }
@@ -385,6 +392,7 @@ static int open_output(struct session *s)
 		return -1;
 	}
 	s->out = s->out_file.f;
+	signal_tmp_path = s->out_file.tmp_path;
 	return 0;
 }
 
@@ -464,7 +472,7 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 		}
 	}
 	s->pids_alive = opts->npids;
-	if (cfg->stacks || cfg->locations) {
+	if (cfg->stacks || cfg->tlb_stacks || cfg->locations) {
 		s->usyms = usyms_new();
 		if (s->usyms)
 			usyms_add_pid(s->usyms, getpid()); /* shared libraries we map too */
@@ -556,7 +564,7 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 		verbose_msg("%s: %s %s", s->sel.events[e].ev->name, hook_method_name(c->method),
 			    where);
 	}
-	if (cfg->stacks || cfg->locations) {
+	if (cfg->stacks || cfg->tlb_stacks || cfg->locations) {
 		s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.records), on_record, s, NULL);
 		if (!s->rb) {
 			err_msg("cannot open the ring buffer: %s", strerror(errno));
@@ -769,6 +777,7 @@ int session_close(struct session *s, int status)
 	kcaps_free_live(&s->caps);
 
 	if (s->out && s->out != stdout) {
+		signal_tmp_path = NULL;
 		if (status == 0) {
 			int err = atomic_file_commit(&s->out_file);
 

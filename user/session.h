@@ -25,6 +25,7 @@ struct session_config {
 	unsigned int events; /* bits of enum mm_event_id the subcommand needs */
 	unsigned int required; /* of those, the ones without which it cannot run at all */
 	bool procs, locations, stacks;
+	bool tlb_stacks;    /* TLB flush stacks */
 	bool tlb_detail;    /* TLB events by process and system call */
 	bool switch_procs;  /* context switches by process */
 };

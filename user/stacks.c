@@ -18,9 +18,6 @@
 #include "stacks.h"
 #include "mmscope.skel.h"
 
-#define KERNEL_STACK_DEPTH 127
-#define USER_STACK_DEPTH 64
-
 struct bpf_stack_build_id_u {
 	int32_t status;
 	unsigned char build_id[MMSCOPE_BUILD_ID_SIZE];
