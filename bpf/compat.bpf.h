@@ -17,13 +17,19 @@
  */
 static __always_inline int current_syscall(void)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
 	struct pt_regs *regs;
 	long nr;
 
 	if (BPF_CORE_READ(t, flags) & 0x00200000 /* PF_KTHREAD */)
 		return SYSCALL_KTHREAD;
-	regs = (struct pt_regs *)bpf_task_pt_regs(t);
+#if defined(__TARGET_ARCH_powerpc)
+	/* No kernel BTF on Debian's ppc64le (so no bpf_task_pt_regs()): powerpc keeps the
+	 * user registers' address in thread.regs. */
+	regs = BPF_CORE_READ(t, thread.regs);
+#else
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+#endif
 	if (!regs)
 		return SYSCALL_NONE;
 #if defined(__TARGET_ARCH_x86)

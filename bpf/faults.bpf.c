@@ -252,6 +252,7 @@ static __always_inline void fault_complete(bool major)
 }
 
 /* ---- fault entry: x86 exceptions tracepoints (error code gives the class) ---- */
+#if defined(__TARGET_ARCH_x86)
 
 static __always_inline __u32 x86_class(unsigned long error_code)
 {
@@ -296,6 +297,8 @@ int pf_kernel_tp(struct trace_event_raw_exceptions *ctx)
 	return 0;
 }
 
+#endif /* __TARGET_ARCH_x86 */
+
 /* ---- fault entry: the perf software page-fault event (every architecture) ---- */
 
 SEC("perf_event")
@@ -325,6 +328,38 @@ int pf_done_major(struct bpf_perf_event_data *ctx)
 
 /* ---- completion and latency: handle_mm_fault() entry and exit ---- */
 
+/*
+ * The entry hook could not tell the access (perf page-fault event on arm64, or on x86 without
+ * the exceptions tracepoints): handle_mm_fault()'s flags can, once the fault gets that far.
+ */
+static __always_inline void learn_access(__u32 tid, unsigned int flags)
+{
+	struct open_fault *of = bpf_map_lookup_elem(&open_faults, &tid);
+	struct mm_stats *s;
+	__u32 cls;
+
+	if (!of || (of->cls & FC_ACCESS_KNOWN))
+		return;
+	cls = FC_ACCESS_KNOWN;
+	if (flags & FAULT_FLAG_INSTRUCTION)
+		cls |= FC_EXEC;
+	else if (flags & FAULT_FLAG_WRITE)
+		cls |= FC_WRITE;
+	of->cls |= cls;
+	s = stats_get();
+	if (s)
+		s->c[cls & FC_WRITE ? CNT_FAULT_WRITE : cls & FC_EXEC ? CNT_FAULT_EXEC : CNT_FAULT_READ]++;
+	if (collect_procs) {
+		struct proc_faults *p = bpf_map_lookup_elem(&procs, &of->tgid);
+
+		if (p)
+			__sync_fetch_and_add(cls & FC_WRITE  ? &p->write
+					     : cls & FC_EXEC ? &p->exec
+							     : &p->read,
+					     1);
+	}
+}
+
 static __always_inline void mm_fault_call(unsigned int flags, void *regs)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -333,6 +368,8 @@ static __always_inline void mm_fault_call(unsigned int flags, void *regs)
 
 	if (!trace_allowed(id))
 		return;
+	if (regs)
+		learn_access(tid, flags);
 	call.ts = bpf_ktime_get_ns();
 	call.flags = flags;
 	call.has_regs = regs != NULL;

@@ -69,6 +69,23 @@ enum mm_counter {
 	CNT_TLB_LOCAL,		/* invalidations on the issuing CPU only */
 	CNT_TLB_BROADCAST,	/* invalidations sent to other CPUs */
 	CNT_TLB_SEND_CALLS,	/* shootdown sender calls timed (fentry/kprobe) */
+	CNT_TLB_AVOIDABLE,	/* broadcasts for an mm that only ever ran on this CPU */
+	/* powerpc:tlbie, one event per instruction; bursts derive invalidation operations. */
+	CNT_TLBIE_LOCAL,	/* tlbiel instructions */
+	CNT_TLBIE_GLOBAL,	/* tlbie (broadcast) instructions */
+	CNT_TLBIE_BURSTS_LOCAL,
+	CNT_TLBIE_BURSTS_GLOBAL,
+	/* powerpc:hash_fault (hash MMU: HPTE misses resolved by hash_page_mm) */
+	CNT_HASH_FAULTS,
+	CNT_HASH_READ,
+	CNT_HASH_WRITE,
+	CNT_HASH_EXEC,
+	CNT_HASH_USER,
+	/* Faults whose handling read the faulting instruction (store_updates_sp, <= v5.8) */
+	CNT_INSN_READ_READ,
+	CNT_INSN_READ_WRITE,
+	CNT_INSN_READ_EXEC,
+	CNT_LOST_MM_CPUS,	/* per-mm CPU map full: avoidable broadcasts undercounted */
 	/* Context switches: total = same_mm + mm_change + kernel. */
 	CNT_SW_TOTAL,
 	CNT_SW_SAME_MM,
@@ -79,6 +96,9 @@ enum mm_counter {
 	CNT_SW_LAZY_FLUSH,	/* flush at a switch without mm change (lazy TLB catch-up) */
 	CNT_NR,
 };
+
+/* Flush functions hooked by kprobe (attach cookie = index into the catalog's list). */
+#define TLB_FN_SLOTS 32
 
 /* Per-reason slots of tlb:tlb_flush (a power of two); reasons from the last slot up share it. */
 #define TLB_REASON_SLOTS 16
@@ -124,6 +144,9 @@ struct mm_stats {
 	__u64 fault_tlb[FAULT_CLASS_SLOTS][FT_NR];
 	__u64 send_targets[MMSCOPE_HIST_SLOTS]; /* CPUs a shootdown targeted */
 	__u64 send_wait[MMSCOPE_HIST_SLOTS];	/* ns the sender waited */
+	__u64 tlbie_ric[4];			/* RIC 0 TLB, 1 PWC, 2 all, 3 reserved */
+	__u64 tlbie_is[4];			/* IS 0 VA, 1 PID, 2 LPID, 3 all */
+	__u64 tlb_fn[TLB_FN_SLOTS];		/* calls of each hooked flush function */
 };
 
 /* Per-process TLB events by reason (key: tgid). */

@@ -38,6 +38,7 @@ RODATA(bool, collect_stacks);		/* fault stacks (faults --folded) */
 RODATA(bool, collect_tlb_stacks);	/* TLB flush stacks (tlb --folded) */
 RODATA(bool, collect_tlb_detail);	/* TLB events by process and by system call */
 RODATA(bool, collect_switch_procs);	/* context switches by process */
+RODATA(bool, track_mm_cpus);		/* CPUs each mm ran on (avoidable broadcasts) */
 /* Latency comes from handle_mm_fault entry/exit (fentry or kprobe) rather than pairing. */
 RODATA(bool, lat_from_calls);
 /* With -c: the cgroup's id, to test the task switched in (not current) at sched_switch. */
@@ -129,6 +130,15 @@ static __always_inline bool self_busy_now(void)
 
 	return b && *b;
 }
+
+/* mm -> CPUs it was switched in on (bit per CPU below 63; bit 63: any CPU from 63 up), kept
+ * at sched_switch when track_mm_cpus is set. */
+STATE_DECL struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __u64);
+} mm_cpus SEC(".maps");
 
 static __always_inline struct mm_stats *stats_get(void)
 {

@@ -70,6 +70,22 @@ static __always_inline void switch_proc_count(__u32 tgid, struct task_struct *t,
 		__sync_fetch_and_add(&p->kernel, 1);
 }
 
+static __always_inline void note_mm_cpu(__u64 mm)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u64 bit = cpu < 63 ? 1ULL << cpu : 1ULL << 63, *mask;
+
+	mask = bpf_map_lookup_elem(&mm_cpus, &mm);
+	if (mask) {
+		if (!(*mask & bit))
+			__sync_fetch_and_or(mask, bit);
+		return;
+	}
+	if (bpf_map_update_elem(&mm_cpus, &mm, &bit, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&mm_cpus, &mm))
+		count_lost(CNT_LOST_MM_CPUS);
+}
+
 /* prev is current. A switch counts when a traced task is on either side, once. */
 static __always_inline void on_switch(struct task_struct *prev, struct task_struct *next)
 {
@@ -92,6 +108,8 @@ static __always_inline void on_switch(struct task_struct *prev, struct task_stru
 		cls = SWC_KERNEL;
 	if (next_mm)
 		cs->last_user_mm = next_mm;
+	if (track_mm_cpus && next_mm)
+		note_mm_cpu(next_mm);
 	cs->last_class = cls;
 	cs->counted = prev_ok || next_ok;
 	if (!cs->counted)
@@ -123,6 +141,7 @@ int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev, struct task_str
 	return 0;
 }
 
+#if defined(__TARGET_ARCH_x86)
 /* x86 TASK_SWITCH flushes, matched to the switch just classified on this CPU. */
 static __always_inline void on_task_switch_flush(int reason, unsigned long pages)
 {
@@ -160,3 +179,4 @@ int switch_flush_tp(struct trace_event_raw_tlb_flush *ctx)
 	on_task_switch_flush(ctx->reason, ctx->pages);
 	return 0;
 }
+#endif /* __TARGET_ARCH_x86 */

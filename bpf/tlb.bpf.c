@@ -78,6 +78,7 @@ static __always_inline void tlb_stack_count(void *ctx, __u32 tgid, __u32 reason)
 	hash_add(&folded, &key, 1, CNT_LOST_FOLDED);
 }
 
+#if defined(__TARGET_ARCH_x86)
 static __always_inline void tlb_flush_event(void *ctx, int reason, unsigned long pages)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -225,3 +226,273 @@ int BPF_KRETPROBE(send_kretprobe)
 	send_exit();
 	return 0;
 }
+#endif /* __TARGET_ARCH_x86 */
+
+/* ---- powerpc and arm64: invalidation operations, attributed like x86's ---- */
+
+/* A broadcast is avoidable when its mm has, as far as we saw, only ever run on this CPU:
+ * the arm64 "skip tlbi broadcast" opportunity, and what radix's local-flush logic is for. */
+static __always_inline bool broadcast_avoidable(__u64 mm)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u64 *mask, bit;
+
+	if (!mm)
+		return false;
+	mask = bpf_map_lookup_elem(&mm_cpus, &mm);
+	if (!mask)
+		return false;
+	bit = cpu < 63 ? 1ULL << cpu : 1ULL << 63;
+	return *mask == bit && cpu < 63;
+}
+
+static __always_inline __u64 current_mm(void)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+
+	return (__u64)BPF_CORE_READ(t, mm);
+}
+
+/*
+ * One invalidation operation issued by the current thread: local or broadcast, for mm.
+ * kind: folded leaf and by_process slot (TLB_REASON_SLOTS-indexed: the arch's op kinds).
+ */
+static __always_inline void tlb_op(void *ctx, bool broadcast, __u32 kind, __u64 mm)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct open_fault *of;
+	struct mm_stats *s;
+
+	if (!trace_allowed(id))
+		return;
+	s = stats_get();
+	if (!s)
+		return;
+	s->c[broadcast ? CNT_TLB_BROADCAST : CNT_TLB_LOCAL]++;
+	s->tlb_reason[kind & (TLB_REASON_SLOTS - 1)]++;
+	if (broadcast && broadcast_avoidable(mm))
+		s->c[CNT_TLB_AVOIDABLE]++;
+	of = bpf_map_lookup_elem(&open_faults, &tid);
+	if (of)
+		of->tlb |= broadcast ? OF_TLB_BROADCAST : OF_TLB_LOCAL;
+	kind &= TLB_REASON_SLOTS - 1;
+	if (collect_tlb_detail) {
+		struct tlb_syscall_key key = {.nr = of ? SYSCALL_FAULT : current_syscall(),
+					      .reason = kind};
+
+		tlb_proc_count(id >> 32, kind);
+		hash_add(&tlb_syscalls, &key, 1, CNT_LOST_SYSCALL);
+	}
+	if (collect_tlb_stacks)
+		tlb_stack_count(ctx, id >> 32, kind);
+}
+
+/* Flush functions hooked by kprobe: one program, attached to each with its index as cookie. */
+SEC("kprobe/tlb_fn")
+int tlb_fn_kprobe(struct pt_regs *ctx)
+{
+	__u64 idx = bpf_get_attach_cookie(ctx);
+	struct mm_stats *s;
+
+	if (!trace_allowed(bpf_get_current_pid_tgid()))
+		return 0;
+	s = stats_get();
+	if (s && idx < TLB_FN_SLOTS)
+		s->tlb_fn[idx]++;
+	return 0;
+}
+
+#if defined(__TARGET_ARCH_powerpc)
+/*
+ * powerpc:tlbie fires once per tlbie/tlbiel instruction (a POWER9 local PID flush is 128
+ * tlbiel, one per TLB set). Instructions are counted as such; consecutive instructions on a
+ * CPU with the same scope, PID, RIC and IS, less than TLBIE_BURST_GAP_NS apart, form one
+ * burst: one invalidation operation, which is what gets attributed. Every radix invalidation
+ * sequence is framed by two ptesync (radix_tlb.c), so ptesyncs are derived as 2 per burst,
+ * not counting the POWER9 erratum fixups' extra ones.
+ */
+#define TLBIE_BURST_GAP_NS 20000
+/* op kinds for tlbie bursts (by_process / folded slots) */
+#define TLB_KIND_TLBIEL 0
+#define TLB_KIND_TLBIE 1
+
+struct tlbie_cpu_state {
+	__u64 last_ts;
+	__u64 last_key;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tlbie_cpu_state);
+} tlbie_cpu SEC(".maps");
+
+static __always_inline void tlbie_event(void *ctx, unsigned long lpid, unsigned long local,
+					unsigned long rb, unsigned long rs, unsigned long ric,
+					unsigned long prs, unsigned long r)
+{
+	__u64 now = bpf_ktime_get_ns(), key;
+	struct tlbie_cpu_state *cs;
+	struct mm_stats *s;
+	__u32 zero = 0, is = (rb >> 10) & 3;
+	bool broadcast = local == 0;
+
+	if (!trace_allowed(bpf_get_current_pid_tgid()))
+		return;
+	s = stats_get();
+	cs = bpf_map_lookup_elem(&tlbie_cpu, &zero);
+	if (!s || !cs)
+		return;
+	s->c[broadcast ? CNT_TLBIE_GLOBAL : CNT_TLBIE_LOCAL]++;
+	s->tlbie_ric[ric & 3]++;
+	s->tlbie_is[is & 3]++;
+	key = (rs >> 32) << 16 | (lpid & 0xfff) << 4 | (ric & 3) << 2 | (is & 3);
+	key = key << 1 | broadcast;
+	if (now - cs->last_ts < TLBIE_BURST_GAP_NS && key == cs->last_key) {
+		cs->last_ts = now;
+		return;
+	}
+	cs->last_ts = now;
+	cs->last_key = key;
+	s->c[broadcast ? CNT_TLBIE_BURSTS_GLOBAL : CNT_TLBIE_BURSTS_LOCAL]++;
+	tlb_op(ctx, broadcast, broadcast ? TLB_KIND_TLBIE : TLB_KIND_TLBIEL, current_mm());
+}
+
+SEC("raw_tp/tlbie")
+int BPF_PROG(tlbie_raw, unsigned long lpid, unsigned long local, unsigned long rb,
+	     unsigned long rs, unsigned long ric, unsigned long prs, unsigned long r)
+{
+	tlbie_event(ctx, lpid, local, rb, rs, ric, prs, r);
+	return 0;
+}
+
+SEC("tracepoint/powerpc/tlbie")
+int tlbie_tp(struct trace_event_raw_tlbie *ctx)
+{
+	tlbie_event(ctx, ctx->lpid, ctx->local, ctx->rb, ctx->rs, ctx->ric, ctx->prs, ctx->r);
+	return 0;
+}
+
+/* powerpc:hash_fault(addr, access, trap): HPTE misses of the hash MMU, access in _PAGE_*
+ * bits (book3s/64: _PAGE_EXEC 0x1, _PAGE_WRITE 0x2, _PAGE_READ 0x4). */
+static __always_inline void hash_fault_event(unsigned long addr, unsigned long access,
+					     unsigned long trap)
+{
+	struct mm_stats *s;
+
+	if (!trace_allowed(bpf_get_current_pid_tgid()))
+		return;
+	s = stats_get();
+	if (!s)
+		return;
+	s->c[CNT_HASH_FAULTS]++;
+	s->c[access & 0x1 ? CNT_HASH_EXEC : access & 0x2 ? CNT_HASH_WRITE : CNT_HASH_READ]++;
+	if (addr < 0xc000000000000000UL)
+		s->c[CNT_HASH_USER]++;
+}
+
+SEC("raw_tp/hash_fault")
+int BPF_PROG(hash_fault_raw, unsigned long addr, unsigned long access, unsigned long trap)
+{
+	hash_fault_event(addr, access, trap);
+	return 0;
+}
+
+SEC("tracepoint/powerpc/hash_fault")
+int hash_fault_tp(struct trace_event_raw_hash_fault *ctx)
+{
+	hash_fault_event(ctx->addr, ctx->access, ctx->trap);
+	return 0;
+}
+
+/* Kernels up to v5.8 read the faulting instruction in store_updates_sp(); count the faults
+ * whose handling did, by class (the 2017 thread's question). Removed in v5.9 (773b3e53df5b). */
+SEC("kprobe/store_updates_sp")
+int insn_read_kprobe(struct pt_regs *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct open_fault *of = bpf_map_lookup_elem(&open_faults, &tid);
+	struct mm_stats *s = stats_get();
+
+	if (!of || !s)
+		return 0;
+	s->c[of->cls & FC_EXEC ? CNT_INSN_READ_EXEC : of->cls & FC_WRITE ? CNT_INSN_READ_WRITE
+									   : CNT_INSN_READ_READ]++;
+	return 0;
+}
+#endif /* __TARGET_ARCH_powerpc */
+
+#if defined(__TARGET_ARCH_arm64)
+/*
+ * arm64 6.1 has no TLB tracepoint and its flush helpers are inline: the broadcast TLBIs are
+ * seen through the out-of-line functions that issue them (kernel-probes.md section 6).
+ */
+#define TLB_KIND_GATHER 0	/* tlb_flush_mmu: munmap, madvise, mprotect, exit */
+#define TLB_KIND_CLEAR_FLUSH 1	/* ptep_clear_flush: COW, migration */
+#define TLB_KIND_ACCESS_FLAGS 2 /* ptep_set_access_flags: dirty/young update */
+
+SEC("kprobe/tlb_flush_mmu")
+int BPF_KPROBE(tlbi_gather_kprobe, struct mmu_gather *tlb)
+{
+	unsigned int fullmm = BPF_CORE_READ_BITFIELD_PROBED(tlb, fullmm);
+	unsigned int freed = BPF_CORE_READ_BITFIELD_PROBED(tlb, freed_tables);
+	unsigned int cleared = BPF_CORE_READ_BITFIELD_PROBED(tlb, cleared_ptes) |
+			       BPF_CORE_READ_BITFIELD_PROBED(tlb, cleared_pmds) |
+			       BPF_CORE_READ_BITFIELD_PROBED(tlb, cleared_puds) |
+			       BPF_CORE_READ_BITFIELD_PROBED(tlb, cleared_p4ds);
+
+	/* asm-generic/tlb.h: no flush unless something was cleared or freed; a full-mm
+	 * teardown flushes only when page tables were freed. */
+	if (fullmm ? !freed : !(freed | cleared))
+		return 0;
+	tlb_op(ctx, true, TLB_KIND_GATHER, (__u64)BPF_CORE_READ(tlb, mm));
+	return 0;
+}
+
+SEC("kprobe/ptep_clear_flush")
+int BPF_KPROBE(tlbi_clear_kprobe, struct vm_area_struct *vma)
+{
+	tlb_op(ctx, true, TLB_KIND_CLEAR_FLUSH, (__u64)BPF_CORE_READ(vma, vm_mm));
+	return 0;
+}
+
+struct access_call {
+	__u64 mm;
+	__u32 dirty;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct access_call);
+} access_calls SEC(".maps");
+
+SEC("kprobe/ptep_set_access_flags")
+int BPF_KPROBE(tlbi_access_kprobe, struct vm_area_struct *vma, unsigned long address, void *ptep,
+	       unsigned long entry, int dirty)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct access_call c = {.mm = (__u64)BPF_CORE_READ(vma, vm_mm), .dirty = dirty != 0};
+
+	bpf_map_update_elem(&access_calls, &tid, &c, BPF_ANY);
+	return 0;
+}
+
+/* It flushes (flush_tlb_page) only when it changed the pte and the change is "dirty". */
+SEC("kretprobe/ptep_set_access_flags")
+int BPF_KRETPROBE(tlbi_access_kretprobe, int changed)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct access_call *c = bpf_map_lookup_elem(&access_calls, &tid);
+
+	if (!c)
+		return 0;
+	if (changed && c->dirty)
+		tlb_op(ctx, true, TLB_KIND_ACCESS_FLAGS, c->mm);
+	bpf_map_delete_elem(&access_calls, &tid);
+	return 0;
+}
+#endif /* __TARGET_ARCH_arm64 */

@@ -20,79 +20,218 @@ static const struct hook_candidate fault_entry_cands[] = {
 	 ARCH_X86,
 	 {{"pf_user_btf", "exceptions:page_fault_user"},
 	  {"pf_kernel_btf", "exceptions:page_fault_kernel"}},
-	 "error code: user/kernel, read/write/exec, protection"},
+	 "error code: user/kernel, read/write/exec, protection",
+	 NULL,
+	 0},
 	{HM_TRACEPOINT,
 	 ARCH_X86,
 	 {{"pf_user_tp", "exceptions:page_fault_user"},
 	  {"pf_kernel_tp", "exceptions:page_fault_kernel"}},
-	 "error code: user/kernel, read/write/exec, protection"},
+	 "error code: user/kernel, read/write/exec, protection",
+	 NULL,
+	 0},
 	{HM_PERF_SW,
 	 ARCH_ALL,
 	 {{"pf_perf", "page-faults"}},
-	 "registers: user/kernel; powerpc trap/DSISR also read/write/exec, protection"},
+	 "registers: user/kernel; powerpc trap/DSISR also read/write/exec, protection",
+	 NULL,
+	 0},
 };
 
 static const struct hook_candidate fault_done_cands[] = {
 	{HM_FENTRY,
 	 ARCH_ALL,
 	 {{"mm_fault_fentry", "handle_mm_fault"}, {"mm_fault_fexit", "handle_mm_fault"}},
-	 "minor/major from the return value; latency of each handle_mm_fault() call"},
+	 "minor/major from the return value; latency of each handle_mm_fault() call",
+	 NULL,
+	 0},
 	{HM_KPROBE,
 	 ARCH_ALL,
 	 {{"mm_fault_kprobe", "handle_mm_fault"}, {"mm_fault_kretprobe", "handle_mm_fault"}},
-	 "minor/major from the return value; latency of each handle_mm_fault() call"},
+	 "minor/major from the return value; latency of each handle_mm_fault() call",
+	 NULL,
+	 0},
 	{HM_PERF_SW,
 	 ARCH_ALL,
 	 {{"pf_done_minor", "minor-faults"}, {"pf_done_major", "major-faults"}},
 	 "minor/major when mm_account_fault() accounts the fault; latency by pairing with the "
-	 "fault entry per thread"},
+	 "fault entry per thread",
+	 NULL,
+	 0},
 };
 
 static const struct hook_candidate fork_cands[] = {
-	{HM_TP_BTF, ARCH_ALL, {{"fork_btf", "sched:sched_process_fork"}}, "parent and child tasks"},
-	{HM_RAW_TP, ARCH_ALL, {{"fork_raw", "sched:sched_process_fork"}}, "parent and child tasks"},
+	{HM_TP_BTF,
+	 ARCH_ALL,
+	 {{"fork_btf", "sched:sched_process_fork"}},
+	 "parent and child tasks",
+	 NULL,
+	 0},
+	{HM_RAW_TP,
+	 ARCH_ALL,
+	 {{"fork_raw", "sched:sched_process_fork"}},
+	 "parent and child tasks",
+	 NULL,
+	 0},
 };
 
 static const struct hook_candidate exit_cands[] = {
-	{HM_TP_BTF, ARCH_ALL, {{"exit_btf", "sched:sched_process_exit"}}, "exiting task"},
-	{HM_RAW_TP, ARCH_ALL, {{"exit_raw", "sched:sched_process_exit"}}, "exiting task"},
+	{HM_TP_BTF, ARCH_ALL, {{"exit_btf", "sched:sched_process_exit"}}, "exiting task", NULL, 0},
+	{HM_RAW_TP, ARCH_ALL, {{"exit_raw", "sched:sched_process_exit"}}, "exiting task", NULL, 0},
 };
 
 static const struct hook_candidate exec_cands[] = {
-	{HM_TP_BTF, ARCH_ALL, {{"exec_btf", "sched:sched_process_exec"}}, "new image's path"},
-	{HM_RAW_TP, ARCH_ALL, {{"exec_raw", "sched:sched_process_exec"}}, "new image's path"},
+	{HM_TP_BTF,
+	 ARCH_ALL,
+	 {{"exec_btf", "sched:sched_process_exec"}},
+	 "new image's path",
+	 NULL,
+	 0},
+	{HM_RAW_TP,
+	 ARCH_ALL,
+	 {{"exec_raw", "sched:sched_process_exec"}},
+	 "new image's path",
+	 NULL,
+	 0},
 };
 
 static const struct hook_candidate tlb_flush_cands[] = {
-	{HM_TP_BTF, ARCH_X86, {{"tlb_flush_btf", "tlb:tlb_flush"}}, "reason, pages (-1: full)"},
-	{HM_TRACEPOINT, ARCH_X86, {{"tlb_flush_tp", "tlb:tlb_flush"}}, "reason, pages (-1: full)"},
+	{HM_TP_BTF,
+	 ARCH_X86,
+	 {{"tlb_flush_btf", "tlb:tlb_flush"}},
+	 "reason, pages (-1: full)",
+	 NULL,
+	 0},
+	{HM_TRACEPOINT,
+	 ARCH_X86,
+	 {{"tlb_flush_tp", "tlb:tlb_flush"}},
+	 "reason, pages (-1: full)",
+	 NULL,
+	 0},
 };
 
 static const struct hook_candidate tlb_send_cands[] = {
 	{HM_FENTRY,
 	 ARCH_X86,
 	 {{"send_fentry", "native_flush_tlb_multi"}, {"send_fexit", "native_flush_tlb_multi"}},
-	 "CPUs targeted by each shootdown, time the sender waited"},
+	 "CPUs targeted by each shootdown, time the sender waited",
+	 NULL,
+	 0},
 	{HM_KPROBE,
 	 ARCH_X86,
 	 {{"send_kprobe", "native_flush_tlb_multi"}, {"send_kretprobe", "native_flush_tlb_multi"}},
-	 "CPUs targeted by each shootdown, time the sender waited"},
+	 "CPUs targeted by each shootdown, time the sender waited",
+	 NULL,
+	 0},
 };
 
 static const struct hook_candidate switch_cands[] = {
-	{HM_TP_BTF, ARCH_ALL, {{"switch_btf", "sched:sched_switch"}}, "prev and next tasks, their mm"},
-	{HM_RAW_TP, ARCH_ALL, {{"switch_raw", "sched:sched_switch"}}, "prev and next tasks, their mm"},
+	{HM_TP_BTF,
+	 ARCH_ALL,
+	 {{"switch_btf", "sched:sched_switch"}},
+	 "prev and next tasks, their mm",
+	 NULL,
+	 0},
+	{HM_RAW_TP,
+	 ARCH_ALL,
+	 {{"switch_raw", "sched:sched_switch"}},
+	 "prev and next tasks, their mm",
+	 NULL,
+	 0},
 };
 
 static const struct hook_candidate switch_flush_cands[] = {
 	{HM_TP_BTF,
 	 ARCH_X86,
 	 {{"switch_flush_btf", "tlb:tlb_flush"}},
-	 "CR3 loads at switch: flushed (pages -1) or kept (0)"},
+	 "CR3 loads at switch: flushed (pages -1) or kept (0)",
+	 NULL,
+	 0},
 	{HM_TRACEPOINT,
 	 ARCH_X86,
 	 {{"switch_flush_tp", "tlb:tlb_flush"}},
-	 "CR3 loads at switch: flushed (pages -1) or kept (0)"},
+	 "CR3 loads at switch: flushed (pages -1) or kept (0)",
+	 NULL,
+	 0},
+};
+
+static const struct hook_candidate tlbie_cands[] = {
+	{HM_RAW_TP,
+	 ARCH_POWERPC,
+	 {{"tlbie_raw", "powerpc:tlbie"}},
+	 "each tlbie/tlbiel instruction: local, RIC, PRS, R, IS, PID",
+	 NULL,
+	 0},
+	{HM_TRACEPOINT,
+	 ARCH_POWERPC,
+	 {{"tlbie_tp", "powerpc:tlbie"}},
+	 "each tlbie/tlbiel instruction: local, RIC, PRS, R, IS, PID",
+	 NULL,
+	 0},
+};
+
+static const struct hook_candidate hash_fault_cands[] = {
+	{HM_RAW_TP,
+	 ARCH_POWERPC,
+	 {{"hash_fault_raw", "powerpc:hash_fault"}},
+	 "HPTE misses: address, access, trap",
+	 NULL,
+	 MMU_HASH},
+	{HM_TRACEPOINT,
+	 ARCH_POWERPC,
+	 {{"hash_fault_tp", "powerpc:hash_fault"}},
+	 "HPTE misses: address, access, trap",
+	 NULL,
+	 MMU_HASH},
+};
+
+/* The radix (and hash) functions that issue invalidations: the operations behind the tlbie
+ * instructions. Out of line and ftrace-able in Debian's 6.1 (kernel-probes.md, symcheck). */
+const char tlb_fn_list_powerpc[] =
+	"radix__flush_tlb_mm,radix__flush_tlb_range,radix__flush_tlb_page_psize,"
+	"radix__flush_tlb_kernel_range,radix__flush_all_mm,radix__local_flush_tlb_mm,"
+	"radix__local_flush_tlb_page_psize,radix__flush_tlb_collapsed_pmd,"
+	"radix__flush_pmd_tlb_range,do_tlbiel_pid,do_tlbiel_va,do_tlbiel_va_range,"
+	"exit_lazy_flush_tlb,flush_hash_range,flush_hash_page,__flush_tlb_pending,hash__tlb_flush";
+
+static const struct hook_candidate tlb_fn_cands[] = {
+	{HM_KPROBE,
+	 ARCH_POWERPC,
+	 {{"tlb_fn_kprobe", tlb_fn_list_powerpc}},
+	 "calls of each flush function (operations, by kind)",
+	 NULL,
+	 0},
+};
+
+static const struct hook_candidate arm64_tlbi_cands[] = {
+	{HM_KPROBE,
+	 ARCH_ARM64,
+	 {{"tlbi_gather_kprobe", "tlb_flush_mmu"},
+	  {"tlbi_clear_kprobe", "ptep_clear_flush"},
+	  {"tlbi_access_kprobe", "ptep_set_access_flags"},
+	  {"tlbi_access_kretprobe", "ptep_set_access_flags"}},
+	 "broadcast TLBI operations: mmu_gather flushes, ptep_clear_flush, dirty access-flag "
+	 "updates",
+	 NULL,
+	 0},
+};
+
+static const struct hook_candidate insn_read_cands[] = {
+	{HM_KPROBE,
+	 ARCH_POWERPC,
+	 {{"insn_read_kprobe", "store_updates_sp"}},
+	 "faults whose handling read the faulting instruction",
+	 "v5.9 (773b3e53df5b)",
+	 0},
+};
+
+static const struct hook_candidate slb_cands[] = {
+	{HM_PMU,
+	 ARCH_POWERPC,
+	 {{NULL, "PM_DSLB_MISS"}, {NULL, "PM_ISLB_MISS"}},
+	 "SLB misses (data, instruction) counted by the PMU",
+	 NULL,
+	 MMU_HASH},
 };
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -111,14 +250,48 @@ static const struct event_desc events[EV_NR] = {
 			  exec_cands, N(exec_cands), true},
 	[EV_TLB_FLUSH] = {EV_TLB_FLUSH, "tlb-flush", "TLB flushes by reason, with pages",
 			  tlb_flush_cands, N(tlb_flush_cands)},
-	[EV_TLB_SEND] = {EV_TLB_SEND, "tlb-shootdown-send",
-			 "shootdown targets and sender wait", tlb_send_cands, N(tlb_send_cands)},
-	[EV_SWITCH] = {EV_SWITCH, "context-switch", "context switches and mm changes",
-		       switch_cands, N(switch_cands)},
+	[EV_TLB_SEND] = {EV_TLB_SEND, "tlb-shootdown-send", "shootdown targets and sender wait",
+			 tlb_send_cands, N(tlb_send_cands)},
+	[EV_SWITCH] = {EV_SWITCH, "context-switch", "context switches and mm changes", switch_cands,
+		       N(switch_cands)},
 	[EV_SWITCH_FLUSH] = {EV_SWITCH_FLUSH, "switch-flush",
 			     "whether an mm change flushed the TLB", switch_flush_cands,
 			     N(switch_flush_cands)},
+	[EV_TLBIE] = {EV_TLBIE, "tlbie", "powerpc tlbie/tlbiel instructions", tlbie_cands,
+		      N(tlbie_cands)},
+	[EV_HASH_FAULT] = {EV_HASH_FAULT, "hash-fault", "powerpc hash-MMU HPTE faults",
+			   hash_fault_cands, N(hash_fault_cands)},
+	[EV_TLB_FN] = {EV_TLB_FN, "tlb-flush-function", "powerpc flush functions (operations)",
+		       tlb_fn_cands, N(tlb_fn_cands)},
+	[EV_ARM64_TLBI] = {EV_ARM64_TLBI, "arm64-tlbi", "arm64 broadcast TLBI operations",
+			   arm64_tlbi_cands, N(arm64_tlbi_cands)},
+	[EV_INSN_READ] = {EV_INSN_READ, "fault-insn-read",
+			  "fault handling reading the faulting instruction (store_updates_sp)",
+			  insn_read_cands, N(insn_read_cands)},
+	[EV_SLB] = {EV_SLB, "slb-miss", "powerpc SLB misses (hash MMU, PMU)", slb_cands,
+		    N(slb_cands)},
 };
+
+bool list_item(const char *list, int index, char *buf, size_t len)
+{
+	const char *p = list;
+
+	for (int i = 0; *p; i++) {
+		size_t n = strcspn(p, ",");
+
+		if (i == index) {
+			if (n >= len)
+				n = len - 1;
+			memcpy(buf, p, n);
+			buf[n] = '\0';
+			return true;
+		}
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return false;
+}
 
 const struct event_desc *catalog_event(enum mm_event_id id)
 {
@@ -140,6 +313,8 @@ const char *hook_method_name(enum hook_method m)
 		return "tracepoint";
 	case HM_PERF_SW:
 		return "perf";
+	case HM_PMU:
+		return "pmu";
 	case HM_NONE:
 		return "none";
 	}
@@ -175,17 +350,30 @@ void hook_cand_describe(const struct hook_candidate *c, char *buf, size_t len)
 	size_t used = 0;
 
 	buf[0] = '\0';
-	for (int i = 0; i < HOOK_MAX_POINTS && c->points[i].prog; i++) {
+	for (int i = 0; i < HOOK_MAX_POINTS && c->points[i].target; i++) {
 		const char *t = c->points[i].target;
+		bool dup = false;
 		int n;
 
-		/* Second and later points of one family: name only what differs. */
-		if (i > 0 && strcmp(t, c->points[0].target) == 0)
+		/* A point of the same place as an earlier one (fentry+fexit): named once. */
+		for (int j = 0; j < i; j++)
+			dup |= strcmp(t, c->points[j].target) == 0;
+		if (dup)
 			continue;
+		/* Second and later tracepoints of one category: name only the event. */
 		if (i > 0 && strchr(t, ':') && strchr(c->points[0].target, ':') &&
 		    strncmp(t, c->points[0].target, (size_t)(strchr(t, ':') - t)) == 0)
 			t = strchr(t, ':') + 1;
-		n = snprintf(buf + used, len - used, "%s%s", i ? "+" : "", t);
+		if (strchr(t, ',')) {
+			int count = 1;
+
+			for (const char *p = t; *p; p++)
+				count += *p == ',';
+			n = snprintf(buf + used, len - used, "%s%d functions (%.*s, ...)",
+				     used ? "+" : "", count, (int)strcspn(t, ","), t);
+		} else {
+			n = snprintf(buf + used, len - used, "%s%s", used ? "+" : "", t);
+		}
 		if (n < 0 || (size_t)n >= len - used)
 			break;
 		used += (size_t)n;
@@ -211,6 +399,33 @@ static const char *arch_list(unsigned int arches, char *buf, size_t len)
 	return buf;
 }
 
+/* A kprobe on a list of functions works when any of them can be probed. */
+static bool kprobe_list_ok(const struct kcaps *k, const char *list, struct cand_result *r)
+{
+	const char *p = list, *why = NULL;
+	char name[128];
+	int ok = 0;
+
+	while (*p) {
+		size_t n = strcspn(p, ",");
+
+		if (n < sizeof(name)) {
+			memcpy(name, p, n);
+			name[n] = '\0';
+			if (k->kprobe_ok(k, name, &why) == 0)
+				ok++;
+		}
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	if (!ok) {
+		refuse(r, "none of the functions can be probed (%s)%s", why ? why : "?", NULL);
+		return false;
+	}
+	return true;
+}
+
 /* Check one candidate against the kernel; fills r and returns true when it can be used. */
 static bool check_candidate(const struct hook_candidate *c, const struct kcaps *k,
 			    struct cand_result *r)
@@ -219,7 +434,14 @@ static bool check_candidate(const struct hook_candidate *c, const struct kcaps *
 	char archs[48];
 
 	if (!(c->arches & k->arch)) {
-		refuse(r, "wrong architecture (%s only)%s", arch_list(c->arches, archs, sizeof(archs)),
+		refuse(r, "wrong architecture (%s only)%s",
+		       arch_list(c->arches, archs, sizeof(archs)), NULL);
+		return false;
+	}
+	if (c->mmu && !(c->mmu & k->mmu)) {
+		refuse(r, "%s%s",
+		       c->mmu == MMU_HASH ? "this CPU runs the radix MMU (hash only)"
+					  : "this CPU runs the hash MMU (radix only)",
 		       NULL);
 		return false;
 	}
@@ -231,7 +453,8 @@ static bool check_candidate(const struct hook_candidate *c, const struct kcaps *
 		switch (c->method) {
 		case HM_FENTRY:
 			if (!k->kernel_btf) {
-				refuse(r, "no kernel BTF (fentry needs /sys/kernel/btf/vmlinux)%s%s",
+				refuse(r,
+				       "no kernel BTF (fentry needs /sys/kernel/btf/vmlinux)%s%s",
 				       NULL, NULL);
 				return false;
 			}
@@ -241,8 +464,23 @@ static bool check_candidate(const struct hook_candidate *c, const struct kcaps *
 			}
 			break;
 		case HM_KPROBE:
+			if (strchr(t, ',')) {
+				if (!kprobe_list_ok(k, t, r))
+					return false;
+				break;
+			}
 			if (k->kprobe_ok(k, t, &why)) {
-				refuse(r, "%s: %s", t, why);
+				if (c->gone && strstr(why, "kallsyms"))
+					refuse(r, "%s: not in this kernel: removed upstream in %s",
+					       t, c->gone);
+				else
+					refuse(r, "%s: %s", t, why);
+				return false;
+			}
+			break;
+		case HM_PMU:
+			if (!k->pmu_ok || k->pmu_ok(k, t, &why)) {
+				refuse(r, "PMU event %s: %s", t, why ? why : "not supported");
 				return false;
 			}
 			break;
@@ -257,12 +495,14 @@ static bool check_candidate(const struct hook_candidate *c, const struct kcaps *
 			cat[name - t] = '\0';
 			name++;
 			if (c->method == HM_TP_BTF && !k->kernel_btf) {
-				refuse(r, "no kernel BTF (tp_btf needs /sys/kernel/btf/vmlinux)%s%s",
+				refuse(r,
+				       "no kernel BTF (tp_btf needs /sys/kernel/btf/vmlinux)%s%s",
 				       NULL, NULL);
 				return false;
 			}
 			if (c->method == HM_RAW_TP && !k->btf) {
-				refuse(r, "no BTF for CO-RE field offsets (give --btf)%s%s", NULL, NULL);
+				refuse(r, "no BTF for CO-RE field offsets (give --btf)%s%s", NULL,
+				       NULL);
 				return false;
 			}
 			if (!k->tracepoint_exists(k, cat, name)) {

@@ -18,6 +18,7 @@ enum hook_method {
 	HM_RAW_TP,
 	HM_TRACEPOINT,
 	HM_PERF_SW,
+	HM_PMU, /* a hardware PMU event, counted (no BPF program) */
 	HM_NONE, /* a pseudo-candidate that always wins: "this kernel has nothing to see" */
 };
 
@@ -38,15 +39,22 @@ enum mm_event_id {
 	EV_TLB_SEND,
 	EV_SWITCH,
 	EV_SWITCH_FLUSH,
+	EV_TLBIE,
+	EV_HASH_FAULT,
+	EV_TLB_FN,
+	EV_ARM64_TLBI,
+	EV_INSN_READ,
+	EV_SLB,
 	EV_NR,
 };
 
-#define HOOK_MAX_POINTS 3
+#define HOOK_MAX_POINTS 4
 
-/* One program attached to one place. */
+/* One program attached to one place (or, for a kprobe, to a comma-separated list of
+ * functions, each with its index in the list as the BPF cookie). */
 struct hook_point {
-	const char *prog;   /* BPF program name in the skeleton */
-	const char *target; /* function, "category:tracepoint", or perf event name */
+	const char *prog;   /* BPF program name in the skeleton; NULL for HM_PMU */
+	const char *target; /* function(s), "category:tracepoint", perf or PMU event name */
 };
 
 struct hook_candidate {
@@ -54,6 +62,14 @@ struct hook_candidate {
 	unsigned int arches;
 	struct hook_point points[HOOK_MAX_POINTS];
 	const char *yields; /* what this hook can tell */
+	const char *gone;   /* removed upstream: "v5.9 (773b3e53df5b)"; NULL if current */
+	unsigned int mmu;   /* MMU_* the hook needs; 0: any */
+};
+
+enum mmu_kind {
+	MMU_ANY = 0,
+	MMU_RADIX = 1u << 0,
+	MMU_HASH = 1u << 1,
 };
 
 struct event_desc {
@@ -70,11 +86,13 @@ struct kcaps {
 	unsigned int arch; /* one of enum arch_bits */
 	bool btf;	   /* vmlinux BTF available to libbpf (kernel's or --btf) */
 	bool kernel_btf;   /* the kernel itself has BTF (tp_btf and fentry need it) */
+	unsigned int mmu;  /* powerpc: MMU_RADIX or MMU_HASH; 0 elsewhere */
 	/* 0, or -errno with *why set to a static explanation. */
 	int (*fentry_ok)(const struct kcaps *k, const char *func, const char **why);
 	int (*kprobe_ok)(const struct kcaps *k, const char *func, const char **why);
 	bool (*tracepoint_exists)(const struct kcaps *k, const char *category, const char *name);
 	int (*perf_sw_ok)(const struct kcaps *k, const char *event, const char **why);
+	int (*pmu_ok)(const struct kcaps *k, const char *event, const char **why);
 	void *priv;
 };
 
@@ -101,6 +119,11 @@ struct event_selection {
 struct selection {
 	struct event_selection events[EV_NR];
 };
+
+/* The powerpc flush functions hooked as one kprobe family (cookie = index in the list). */
+extern const char tlb_fn_list_powerpc[];
+/* The index-th name of a comma-separated list into buf; false past the end. */
+bool list_item(const char *list, int index, char *buf, size_t len);
 
 const struct event_desc *catalog_event(enum mm_event_id id);
 const char *hook_method_name(enum hook_method m);

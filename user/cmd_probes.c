@@ -91,7 +91,7 @@ static int run_probes(struct mm_opts *opts)
 	} else {
 		printf("mmscope probes: kernel %s (%s), BTF: %s\n\n", u.release, u.machine,
 		       btf ? btf : "none (give --btf)");
-		printf("%-17s %-10s %-46s %s\n", "EVENT", "METHOD", "ATTACH POINT", "STATUS");
+		printf("%-19s %-10s %-46s %s\n", "EVENT", "METHOD", "ATTACH POINT", "STATUS");
 		for (int e = 0; e < EV_NR; e++) {
 			const struct event_selection *es = &sel.events[e];
 
@@ -99,13 +99,13 @@ static int run_probes(struct mm_opts *opts)
 				char where[160];
 
 				hook_cand_describe(&es->ev->cands[i], where, sizeof(where));
-				printf("%-17s %-10s %-46s %s%s%s\n", i ? "" : es->ev->name,
+				printf("%-19s %-10s %-46s %s%s%s\n", i ? "" : es->ev->name,
 				       hook_method_name(es->ev->cands[i].method), where,
 				       status_word(es, i), es->chosen == i ? "" : ": ",
 				       es->chosen == i ? "" : es->results[i].reason);
 			}
 			if (es->chosen < 0)
-				printf("%-17s %-10s %-46s %s\n", "", "", "",
+				printf("%-19s %-10s %-46s %s\n", "", "", "",
 				       "=> not observable on this kernel");
 		}
 	}

@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "faults_report.h"
+#include "kcaps.h"
 #include "runner.h"
 #include "tlb_report.h"
 
@@ -17,14 +18,15 @@
  * CPU for the whole host. Many PMUs (and every VM without PMU passthrough) have none: that is
  * reported with the kernel's reason, never as 0.
  */
-static void hw_open(struct session *s, struct hw_counter *h, const char *name, uint64_t config)
+static void hw_open(struct session *s, struct hw_counter *h, const char *name, uint32_t type,
+		    uint64_t config)
 {
 	struct perf_event_attr attr = {0};
 	int ncpu = s->ncpus > MMSCOPE_MAX_CPUS ? MMSCOPE_MAX_CPUS : s->ncpus;
 
 	h->name = name;
 	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_HW_CACHE;
+	attr.type = type;
 	attr.config = config;
 	attr.inherit = 1;
 	if (s->opts->npids || s->opts->tid || s->opts->cgroup) {
@@ -71,7 +73,7 @@ static void hw_open(struct session *s, struct hw_counter *h, const char *name, u
 
 static void hw_read(struct session *s)
 {
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 4; i++) {
 		struct hw_counter *h = &s->hw[i];
 
 		h->value = 0;
@@ -86,14 +88,22 @@ static void hw_read(struct session *s)
 
 static void hw_report(struct report *r, struct session *s, bool delta)
 {
-	report_section(r, "tlb_misses");
-	if (!r->jw)
-		fprintf(r->out, "\nhardware TLB misses\n");
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 4; i++) {
 		struct hw_counter *h = &s->hw[i];
+		const char *section = i < 2 ? "tlb_misses" : "slb";
 		char key[64];
 
-		snprintf(key, sizeof(key), "tlb_misses.%s", h->name);
+		if (i == 2 && !r->jw && s->caps.arch != ARCH_POWERPC)
+			break; /* SLB: powerpc only (JSON keeps the keys, null) */
+		if (i == 0 || i == 2) {
+			if (i == 2)
+				report_section_end(r);
+			report_section(r, section);
+			if (!r->jw)
+				fprintf(r->out, "\n%s\n",
+					i ? "SLB misses (PMU)" : "hardware TLB misses (PMU)");
+		}
+		snprintf(key, sizeof(key), "%s.%s", section, h->name);
 		report_counter(r, key, h->name, h->available, delta ? h->value - h->prev : h->value,
 			       h->reason);
 		if (delta)
@@ -102,14 +112,33 @@ static void hw_report(struct report *r, struct session *s, bool delta)
 	report_section_end(r);
 }
 
+static void slb_open(struct session *s, struct hw_counter *h, const char *name,
+		     const char *event)
+{
+	const struct event_selection *es = &s->sel.events[EV_SLB];
+	uint64_t code;
+
+	h->name = name;
+	if (es->chosen < 0 || pmu_raw_code(event, kcaps_cpu_model(), &code)) {
+		snprintf(h->reason, sizeof(h->reason), "%s",
+			 s->caps.arch != ARCH_POWERPC ? "powerpc hash MMU only"
+			 : es->ev && es->ev->ncands   ? es->results[0].reason
+						      : "no PMU event");
+		return;
+	}
+	hw_open(s, h, name, PERF_TYPE_RAW, code);
+}
+
 static void stat_after_open(struct session *s)
 {
-	hw_open(s, &s->hw[0], "dtlb_load_misses",
+	hw_open(s, &s->hw[0], "dtlb_load_misses", PERF_TYPE_HW_CACHE,
 		PERF_COUNT_HW_CACHE_DTLB | PERF_COUNT_HW_CACHE_OP_READ << 8 |
 			PERF_COUNT_HW_CACHE_RESULT_MISS << 16);
-	hw_open(s, &s->hw[1], "itlb_load_misses",
+	hw_open(s, &s->hw[1], "itlb_load_misses", PERF_TYPE_HW_CACHE,
 		PERF_COUNT_HW_CACHE_ITLB | PERF_COUNT_HW_CACHE_OP_READ << 8 |
 			PERF_COUNT_HW_CACHE_RESULT_MISS << 16);
+	slb_open(s, &s->hw[2], "data_misses", "PM_DSLB_MISS");
+	slb_open(s, &s->hw[3], "instruction_misses", "PM_ISLB_MISS");
 }
 
 static void stat_before_print(struct session *s, bool final)
@@ -126,6 +155,7 @@ static void print_stat(struct report *r, const struct mm_stats *st, const struct
 	report_section_end(r);
 	tlb_report_counts(r, st, false);
 	report_section_end(r);
+	hash_report_counts(r, st);
 	switch_report_counts(r, st);
 	report_section_end(r);
 	hw_report(r, r->s, !final);
@@ -138,7 +168,9 @@ static int run_stat(struct mm_opts *opts)
 			{
 				.events = 1u << EV_FAULT_ENTRY | 1u << EV_FAULT_DONE |
 					  1u << EV_TLB_FLUSH | 1u << EV_SWITCH |
-					  1u << EV_SWITCH_FLUSH,
+					  1u << EV_SWITCH_FLUSH | 1u << EV_TLBIE |
+					  1u << EV_ARM64_TLBI | 1u << EV_HASH_FAULT |
+					  1u << EV_INSN_READ | 1u << EV_SLB,
 				.required = 0,
 			},
 		.print = print_stat,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stdio.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include "faults_report.h"
 
@@ -46,6 +47,59 @@ const char *faults_latency_method(const struct session *s, char *buf, size_t len
 	return buf;
 }
 
+/*
+ * powerpc kernels up to v5.8 read the faulting instruction (store_updates_sp) while handling
+ * faults; later ones never do. Where the function exists it is counted by kprobe; on a kernel
+ * from v5.9 on, the count is 0 by construction and said so.
+ */
+static void insn_reads_report(struct report *r, const struct mm_stats *st)
+{
+	const struct session *s = r->s;
+	const struct hook_candidate *c = session_hook(s, EV_INSN_READ);
+	struct utsname u;
+	int major = 0, minor = 0;
+	const char *why = NULL, *note = NULL;
+	bool known;
+
+	if (s->caps.arch != ARCH_POWERPC)
+		why = "powerpc only (store_updates_sp)";
+	uname(&u);
+	sscanf(u.release, "%d.%d", &major, &minor);
+	known = c || (!why && (major > 5 || (major == 5 && minor >= 9)));
+	if (!why && !known)
+		why = "store_updates_sp is not probe-able on this kernel (inlined?)";
+	if (known && !c)
+		note = "no fault path reads the faulting instruction on this kernel: "
+		       "store_updates_sp was removed upstream in v5.9 (773b3e53df5b)";
+	if (r->jw) {
+		if (!known) {
+			report_counter(r, "faults.instruction_reads", "", false, 0, why);
+			return;
+		}
+		jw_key(r->jw, "instruction_reads");
+		jw_begin_object(r->jw);
+		jw_key(r->jw, "read");
+		jw_u64(r->jw, st->c[CNT_INSN_READ_READ]);
+		jw_key(r->jw, "write");
+		jw_u64(r->jw, st->c[CNT_INSN_READ_WRITE]);
+		jw_key(r->jw, "exec");
+		jw_u64(r->jw, st->c[CNT_INSN_READ_EXEC]);
+		jw_key(r->jw, "note");
+		jw_string(r->jw, note);
+		jw_end_object(r->jw);
+		return;
+	}
+	if (s->caps.arch != ARCH_POWERPC)
+		return;
+	if (!known)
+		fprintf(r->out, "  %-26s %14s (%s)\n", "faults reading their insn", "n/a", why);
+	else
+		fprintf(r->out, "  %-26s %14llu%s%s%s\n", "faults reading their insn",
+			(unsigned long long)(st->c[CNT_INSN_READ_READ] + st->c[CNT_INSN_READ_WRITE] +
+					     st->c[CNT_INSN_READ_EXEC]),
+			note ? " (" : "", note ? note : "", note ? ")" : "");
+}
+
 void faults_report_counts(struct report *r, const struct mm_stats *st, uint64_t open_at_end,
 			  bool histograms)
 {
@@ -72,6 +126,7 @@ void faults_report_counts(struct report *r, const struct mm_stats *st, uint64_t 
 	report_counter(r, "faults.major", "major", have_done, st->c[CNT_FAULT_MAJOR], no_done);
 	report_counter(r, "faults.incomplete", "incomplete (no completion)", have_done && have_entry,
 		       st->c[CNT_FAULT_REPLACED] + open_at_end, have_entry ? no_done : no_entry);
+	insn_reads_report(r, st);
 	if (histograms) {
 		const char *why = "no latency method on this kernel (see 'mmscope probes')";
 		bool lat = lat_method != NULL;

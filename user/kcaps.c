@@ -239,6 +239,87 @@ static int live_perf_sw_ok(const struct kcaps *k, const char *event, const char 
 	return 0;
 }
 
+/* powerpc: which MMU runs, and the CPU model, from /proc/cpuinfo. */
+static unsigned int cpuinfo_mmu(char *model, size_t len)
+{
+	char buf[16384];
+	const char *p;
+	unsigned int mmu = 0;
+
+	model[0] = '\0';
+	if (read_small_file("/proc/cpuinfo", buf, sizeof(buf)) <= 0)
+		return 0;
+	p = strstr(buf, "\nMMU");
+	if (p && (p = strchr(p, ':')))
+		mmu = strncmp(p + 2, "Radix", 5) == 0 ? MMU_RADIX
+		      : strncmp(p + 2, "Hash", 4) == 0 ? MMU_HASH
+							: 0;
+	p = strstr(buf, "\ncpu");
+	if (p && (p = strchr(p, ':')))
+		sscanf(p + 2, "%31[A-Za-z0-9]", model);
+	(void)len;
+	return mmu;
+}
+
+/*
+ * Raw PMU event codes from the kernel's tools/perf/pmu-events/arch/powerpc (kernel-probes.md
+ * section 4): POWER8 PM_DSLB_MISS 0xd094, PM_ISLB_MISS 0xd096; POWER9 0xd0a8, 0xd8a8.
+ */
+int pmu_raw_code(const char *event, const char *model, uint64_t *code)
+{
+	bool p8 = strncmp(model, "POWER8", 6) == 0, p9 = strncmp(model, "POWER9", 6) == 0;
+
+	if (strcmp(event, "PM_DSLB_MISS") == 0 && (p8 || p9)) {
+		*code = p8 ? 0xd094 : 0xd0a8;
+		return 0;
+	}
+	if (strcmp(event, "PM_ISLB_MISS") == 0 && (p8 || p9)) {
+		*code = p8 ? 0xd096 : 0xd8a8;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static char cpu_model[32];
+
+const char *kcaps_cpu_model(void)
+{
+	return cpu_model;
+}
+
+static int live_pmu_ok(const struct kcaps *k, const char *event, const char **why)
+{
+	struct perf_event_attr attr = {0};
+	static char buf[160];
+	uint64_t code;
+	int fd;
+
+	(void)k;
+	if (pmu_raw_code(event, cpu_model, &code)) {
+		snprintf(buf, sizeof(buf), "no code for this CPU (%s)",
+			 cpu_model[0] ? cpu_model : "unknown model");
+		*why = buf;
+		return -ENOENT;
+	}
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_RAW;
+	attr.config = code;
+	attr.disabled = 1;
+	fd = (int)syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+
+		snprintf(buf, sizeof(buf), "the PMU refuses raw event 0x%llx (%s)%s",
+			 (unsigned long long)code, strerror(e),
+			 e == ENOENT || e == EOPNOTSUPP ? ": no PMU passthrough (a VM, or QEMU TCG)"
+							: "");
+		*why = buf;
+		return -e;
+	}
+	close(fd);
+	return 0;
+}
+
 void kcaps_init_live(struct kcaps *k, const char *btf_path)
 {
 	struct live_priv *p = calloc(1, sizeof(*p));
@@ -253,6 +334,9 @@ void kcaps_init_live(struct kcaps *k, const char *btf_path)
 	k->kprobe_ok = live_kprobe_ok;
 	k->tracepoint_exists = live_tracepoint_exists;
 	k->perf_sw_ok = live_perf_sw_ok;
+	k->pmu_ok = live_pmu_ok;
+	if (k->arch == ARCH_POWERPC)
+		k->mmu = cpuinfo_mmu(cpu_model, sizeof(cpu_model));
 	if (p)
 		p->btf_path = btf_path;
 	k->priv = p;

@@ -4,6 +4,7 @@
 #define MMSCOPE_KCAPS_H
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <bpf/libbpf.h>
 
 #include "catalog.h"
@@ -13,6 +14,10 @@ void kcaps_init_live(struct kcaps *k, const char *btf_path);
 void kcaps_free_live(struct kcaps *k);
 /* The path of the kernel BTF libbpf should use, or NULL for the kernel's own. */
 const char *kcaps_btf_path(const struct kcaps *k);
+
+/* Raw PMU code of a named event on this CPU model; 0 or -ENOENT. */
+int pmu_raw_code(const char *event, const char *model, uint64_t *code);
+const char *kcaps_cpu_model(void);
 
 /* libbpf's messages: shown with -v, otherwise only errors of the main load. */
 int libbpf_print_fn(enum libbpf_print_level level, const char *fmt, va_list args);

@@ -180,12 +180,12 @@ void report_begin(struct report *r, int interval, double t0, double t1)
 		if (!es->wanted || es->ev->infra)
 			continue;
 		if (es->chosen < 0) {
-			fprintf(r->out, "  %-17s n/a (no usable hook; see 'mmscope probes')\n",
+			fprintf(r->out, "  %-19s n/a (no usable hook; see 'mmscope probes')\n",
 				es->ev->name);
 			continue;
 		}
 		hook_cand_describe(&es->ev->cands[es->chosen], where, sizeof(where));
-		fprintf(r->out, "  %-17s %s %s\n", es->ev->name,
+		fprintf(r->out, "  %-19s %s %s\n", es->ev->name,
 			hook_method_name(es->ev->cands[es->chosen].method), where);
 	}
 }

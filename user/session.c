@@ -208,16 +208,45 @@ static int attach_perf_sw(struct session *s, struct bpf_program *prog, const cha
 	return 0;
 }
 
+/* One program on each function of a list that this kernel has, cookie = its index. */
+static int attach_kprobe_list(struct session *s, struct bpf_program *prog, const char *list)
+{
+	char name[128];
+	int attached = 0;
+
+	for (int i = 0; i < TLB_FN_SLOTS && list_item(list, i, name, sizeof(name)); i++) {
+		LIBBPF_OPTS(bpf_kprobe_opts, ko, .bpf_cookie = (__u64)i);
+		struct bpf_link *l;
+
+		libbpf_quiet = true;
+		l = bpf_program__attach_kprobe_opts(prog, name, &ko);
+		libbpf_quiet = false;
+		if (!l) {
+			verbose_msg("kprobe %s: %s (skipped)", name, strerror(errno));
+			continue;
+		}
+		if (add_link(s, l))
+			return -ENOMEM;
+		s->fn_attached |= 1u << i;
+		attached++;
+	}
+	return attached ? 0 : -ENOENT;
+}
+
 static int attach_point(struct session *s, const struct hook_candidate *c,
 			const struct hook_point *p)
 {
 	struct bpf_program *prog = bpf_object__find_program_by_name(s->skel->obj, p->prog);
 	struct bpf_link *l;
 
+	if (c->method == HM_PMU)
+		return 0; /* counted by the subcommand with perf_event_open, no program */
 	if (!prog)
 		return -ENOENT;
 	if (c->method == HM_PERF_SW)
 		return attach_perf_sw(s, prog, p->target);
+	if (c->method == HM_KPROBE && strchr(p->target, ','))
+		return attach_kprobe_list(s, prog, p->target);
 	l = bpf_program__attach(prog);
 	if (!l)
 		return -errno;
@@ -260,6 +289,7 @@ static void configure(struct session *s)
 	sk->rodata->collect_tlb_stacks = s->cfg.tlb_stacks;
 	sk->rodata->collect_tlb_detail = s->cfg.tlb_detail;
 	sk->rodata->collect_switch_procs = s->cfg.switch_procs;
+	sk->rodata->track_mm_cpus = s->cfg.track_mm_cpus;
 	sk->rodata->lat_from_calls = done && done->method != HM_PERF_SW;
 	/* Maps a run does not use shrink to one entry: no memory for what is not collected. */
 	if (!s->cfg.stacks && !s->cfg.tlb_stacks) {
@@ -277,6 +307,8 @@ static void configure(struct session *s)
 	}
 	if (!s->cfg.switch_procs)
 		bpf_map__set_max_entries(sk->maps.switch_procs, 1);
+	if (!s->cfg.track_mm_cpus)
+		bpf_map__set_max_entries(sk->maps.mm_cpus, 1);
 	if (o->cgroup) {
 		struct stat st;
 
@@ -492,7 +524,8 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 		bool any = false;
 
 		for (int e = 0; e < EV_NR; e++)
-			any |= (cfg->events & (1u << e)) && s->sel.events[e].chosen >= 0;
+			any |= ((cfg->primary ? cfg->primary : cfg->events) & (1u << e)) &&
+			       s->sel.events[e].chosen >= 0;
 		if (!any) {
 			err_msg("%s: none of its events can be observed on this kernel; see 'mmscope "
 				"probes'",
@@ -767,7 +800,7 @@ int session_close(struct session *s, int status)
 	for (int i = 0; i < MAX_TARGET_PIDS; i++)
 		if (s->pidfds[i] >= 0)
 			close(s->pidfds[i]);
-	for (int h = 0; h < 2; h++)
+	for (int h = 0; h < 4; h++)
 		for (int i = 0; i < s->hw[h].nfds; i++)
 			close(s->hw[h].fds[i]);
 	if (s->cgroup_fd >= 0)

@@ -24,10 +24,12 @@ struct mmscope;
 struct session_config {
 	unsigned int events; /* bits of enum mm_event_id the subcommand needs */
 	unsigned int required; /* of those, the ones without which it cannot run at all */
+	unsigned int primary;  /* at least one of these must be observable (0: any event) */
 	bool procs, locations, stacks;
 	bool tlb_stacks;    /* TLB flush stacks */
 	bool tlb_detail;    /* TLB events by process and system call */
 	bool switch_procs;  /* context switches by process */
+	bool track_mm_cpus; /* CPUs each mm ran on: avoidable broadcasts */
 };
 
 struct hw_counter {
@@ -50,6 +52,7 @@ struct session {
 	int *perf_fds;
 	int nperf, capperf;
 	struct ring_buffer *rb;
+	unsigned int fn_attached; /* which functions of a kprobe list got attached */
 	int ncpus; /* possible CPUs: per-CPU map values */
 
 	pid_t child; /* -- COMMAND */
@@ -78,7 +81,7 @@ struct session {
 	} resnap[256];
 	int nresnap;
 
-	struct hw_counter hw[2];
+	struct hw_counter hw[4];
 	bool stopped_by_signal;
 };
 

@@ -283,8 +283,10 @@ int write_folded(struct session *s, FILE *out, kind_name_fn kind_name, uint64_t 
 		for (int i = nu - 1; i >= 0; i--) {
 			struct usym u;
 
+			/* Frames above the leaf are return addresses: the call is the byte
+			 * before, which may be the end of another function. */
 			resolve_user_retry(s, key.tgid, (uint32_t)ufr[i].status, ufr[i].build_id,
-					   ufr[i].offset, &u);
+					   ufr[i].offset - (i > 0), &u);
 			sb_frame(&b, u.name ? u.name : "[unknown]");
 		}
 		memset(kips, 0, sizeof(kips));
@@ -295,7 +297,8 @@ int write_folded(struct session *s, FILE *out, kind_name_fn kind_name, uint64_t 
 		}
 		for (int i = 0; i < nk; i++) {
 			uint64_t off;
-			const char *name = s->ksyms ? ksyms_resolve(s->ksyms, kips[i], &off) : NULL;
+			const char *name = s->ksyms ? ksyms_resolve(s->ksyms, kips[i] - (i > 0), &off)
+						    : NULL;
 
 			names[i] = name ? name : "[unknown]";
 		}

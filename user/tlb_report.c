@@ -141,8 +141,24 @@ static bool reasons_from_format(void)
 	return false;
 }
 
+static const char *const ppc_kinds[] = {"tlbiel", "tlbie"};
+static const char *const arm64_kinds[] = {"tlb_flush_mmu", "ptep_clear_flush",
+					  "ptep_set_access_flags"};
+
 const char *tlb_reason_key(struct session *s, unsigned int reason)
 {
+	static char other[24];
+
+	/* Off x86 the slots hold the architecture's operation kinds (bpf/tlb.bpf.c). */
+	if (s->caps.arch == ARCH_POWERPC || s->caps.arch == ARCH_ARM64) {
+		const char *const *names = s->caps.arch == ARCH_POWERPC ? ppc_kinds : arm64_kinds;
+		unsigned int n = s->caps.arch == ARCH_POWERPC ? 2 : 3;
+
+		if (reason < n)
+			return names[reason];
+		snprintf(other, sizeof(other), "kind_%u", reason);
+		return other;
+	}
 	if (!reasons_loaded) {
 		reasons_loaded = true;
 		if (!reasons_from_btf(s))
@@ -166,20 +182,39 @@ static const char *const standard_reasons[] = {"task_switch",	  "remote_shootdow
 					       "local_shootdown", "local_mm_shootdown",
 					       "remote_ipi_send", "remote_wrong_cpu"};
 
-void tlb_report_counts(struct report *r, const struct mm_stats *st, bool histograms)
+static void report_kv_section(struct report *r, const char *key, const char *title,
+			      const char *const *names, const __u64 *values, int n, bool available,
+			      const char *why)
+{
+	if (!available) {
+		report_counter(r, key, title, false, 0, why);
+		return;
+	}
+	if (r->jw) {
+		jw_key(r->jw, strrchr(key, '.') + 1);
+		jw_begin_object(r->jw);
+		for (int i = 0; i < n; i++) {
+			jw_key(r->jw, names[i]);
+			jw_u64(r->jw, values[i]);
+		}
+		jw_end_object(r->jw);
+		return;
+	}
+	fprintf(r->out, "  %s:", title);
+	for (int i = 0; i < n; i++)
+		fprintf(r->out, " %s=%llu", names[i], (unsigned long long)values[i]);
+	fputc('\n', r->out);
+}
+
+static void tlb_report_x86(struct report *r, const struct mm_stats *st, bool histograms)
 {
 	struct session *s = r->s;
 	const struct hook_candidate *c = session_hook(s, EV_TLB_FLUSH);
-	const char *no_hook = s->caps.arch == ARCH_X86
-				      ? "no tlb:tlb_flush hook on this kernel (see 'mmscope probes')"
-				      : "tlb:tlb_flush is x86-only; this architecture's TLB events "
-					"are not traced yet";
+	const char *no_hook = "no tlb:tlb_flush hook on this kernel (see 'mmscope probes')";
 	char key[64];
 
-	report_section(r, "tlb");
 	if (!r->jw)
-		fprintf(r->out, "\nTLB flush operations (tlb:tlb_flush, one per flushing CPU)%*s\n",
-			0, "");
+		fprintf(r->out, "\nTLB flush operations (tlb:tlb_flush, one per flushing CPU)\n");
 	report_counter(r, "tlb.events", "all flushes", c != NULL, st->c[CNT_TLB_EVENTS], no_hook);
 	for (size_t i = 0; i < sizeof(standard_reasons) / sizeof(standard_reasons[0]); i++) {
 		int found = -1;
@@ -214,6 +249,8 @@ void tlb_report_counts(struct report *r, const struct mm_stats *st, bool histogr
 		       st->c[CNT_TLB_BROADCAST], no_hook);
 	report_counter(r, "tlb.full_flushes", "full flushes (pages -1)", c != NULL,
 		       st->c[CNT_TLB_FULL], no_hook);
+	report_counter(r, "tlb.avoidable_broadcast", "avoidable broadcasts", false, 0,
+		       "x86 sends shootdown IPIs only to the other CPUs in mm_cpumask");
 	if (histograms) {
 		const struct hook_candidate *send = session_hook(s, EV_TLB_SEND);
 		const char *no_send = "needs fentry or a kprobe on native_flush_tlb_multi (see "
@@ -226,6 +263,138 @@ void tlb_report_counts(struct report *r, const struct mm_stats *st, bool histogr
 		report_hist(r, "tlb.shootdown_wait_ns", "sender wait per shootdown", "nsecs",
 			    (const uint64_t *)st->send_wait, send != NULL, no_send);
 	}
+}
+
+/* The x86-only keys, null elsewhere: same JSON shape on every architecture. */
+static void tlb_report_x86_keys_na(struct report *r)
+{
+	const char *why = "tlb:tlb_flush and its reasons are x86's; this architecture reports "
+			  "tlb.local/tlb.broadcast operations";
+	char key[64];
+
+	for (size_t i = 0; i < sizeof(standard_reasons) / sizeof(standard_reasons[0]); i++) {
+		snprintf(key, sizeof(key), "tlb.%s", standard_reasons[i]);
+		report_counter(r, key, standard_reasons[i], false, 0, why);
+	}
+	report_counter(r, "tlb.full_flushes", "full flushes", false, 0, why);
+}
+
+static void tlb_report_powerpc(struct report *r, const struct mm_stats *st)
+{
+	struct session *s = r->s;
+	bool tlbie = session_hook(s, EV_TLBIE) != NULL, fn = session_hook(s, EV_TLB_FN) != NULL;
+	const char *no_tlbie = "no powerpc:tlbie hook on this kernel (see 'mmscope probes')";
+	static const char *const insn_names[] = {"tlbiel", "tlbie"};
+	static const char *const ric_names[] = {"tlb", "pwc", "all", "reserved"};
+	static const char *const is_names[] = {"va", "pid", "lpid", "all"};
+	__u64 insns[2] = {st->c[CNT_TLBIE_LOCAL], st->c[CNT_TLBIE_GLOBAL]};
+	__u64 bursts = st->c[CNT_TLBIE_BURSTS_LOCAL] + st->c[CNT_TLBIE_BURSTS_GLOBAL];
+	const char *derivation = "2 per invalidation burst (every radix tlbie/tlbiel sequence is "
+				 "framed by two ptesync; POWER9 erratum fixups add more)";
+
+	if (!r->jw)
+		fprintf(r->out, "\nTLB invalidations (powerpc:tlbie; operations = bursts of "
+				"instructions)\n");
+	tlb_report_x86_keys_na(r);
+	report_counter(r, "tlb.local", "local operations (tlbiel)", tlbie,
+		       st->c[CNT_TLBIE_BURSTS_LOCAL], no_tlbie);
+	report_counter(r, "tlb.broadcast", "broadcast operations (tlbie)", tlbie,
+		       st->c[CNT_TLBIE_BURSTS_GLOBAL], no_tlbie);
+	report_kv_section(r, "tlb.instructions", "instructions", insn_names, insns, 2, tlbie,
+			  no_tlbie);
+	report_kv_section(r, "tlb.ric", "RIC", ric_names, st->tlbie_ric, 4, tlbie, no_tlbie);
+	report_kv_section(r, "tlb.is", "IS", is_names, st->tlbie_is, 4, tlbie, no_tlbie);
+	report_counter(r, "tlb.ptesync_derived", "ptesync (derived)", tlbie, 2 * bursts,
+		       no_tlbie);
+	if (r->jw) {
+		jw_key(r->jw, "ptesync_derivation");
+		jw_string(r->jw, tlbie ? derivation : NULL);
+	} else if (tlbie) {
+		fprintf(r->out, "    (ptesync: %s)\n", derivation);
+	}
+	report_counter(r, "tlb.avoidable_broadcast", "avoidable broadcasts", tlbie &&
+		       session_hook(s, EV_SWITCH), st->c[CNT_TLB_AVOIDABLE],
+		       "needs powerpc:tlbie and sched_switch");
+	if (r->jw) {
+		jw_key(r->jw, "functions");
+		if (!fn) {
+			jw_null(r->jw);
+		} else {
+			char name[64];
+
+			jw_begin_object(r->jw);
+			for (int i = 0; i < TLB_FN_SLOTS; i++) {
+				if (!(s->fn_attached & (1u << i)) ||
+				    !list_item(tlb_fn_list_powerpc, i, name, sizeof(name)))
+					continue;
+				jw_key(r->jw, name);
+				jw_u64(r->jw, st->tlb_fn[i]);
+			}
+			jw_end_object(r->jw);
+		}
+	} else if (fn) {
+		char name[64];
+
+		fprintf(r->out, "  flush functions called:");
+		for (int i = 0; i < TLB_FN_SLOTS; i++)
+			if ((s->fn_attached & (1u << i)) && st->tlb_fn[i] &&
+			    list_item(tlb_fn_list_powerpc, i, name, sizeof(name)))
+				fprintf(r->out, " %s=%llu", name, (unsigned long long)st->tlb_fn[i]);
+		fputc('\n', r->out);
+	}
+}
+
+static void tlb_report_arm64(struct report *r, const struct mm_stats *st)
+{
+	struct session *s = r->s;
+	bool ok = session_hook(s, EV_ARM64_TLBI) != NULL;
+	const char *why = "needs kprobes on tlb_flush_mmu, ptep_clear_flush, ptep_set_access_flags";
+
+	if (!r->jw)
+		fprintf(r->out, "\nTLB invalidations (arm64 TLBI operations, by kprobe)\n");
+	tlb_report_x86_keys_na(r);
+	report_counter(r, "tlb.local", "local operations", false, 0,
+		       "arm64 6.1 issues local TLBI only on ASID rollover (check_and_switch_context), "
+		       "not observable without a trace point there");
+	report_counter(r, "tlb.broadcast", "broadcast operations (...is)", ok,
+		       st->c[CNT_TLB_BROADCAST], why);
+	report_kv_section(r, "tlb.kinds", "by function", arm64_kinds, st->tlb_reason, 3, ok, why);
+	report_counter(r, "tlb.avoidable_broadcast", "avoidable broadcasts",
+		       ok && session_hook(s, EV_SWITCH), st->c[CNT_TLB_AVOIDABLE],
+		       "needs the TLBI kprobes and sched_switch");
+}
+
+void tlb_report_counts(struct report *r, const struct mm_stats *st, bool histograms)
+{
+	report_section(r, "tlb");
+	if (r->s->caps.arch == ARCH_POWERPC)
+		tlb_report_powerpc(r, st);
+	else if (r->s->caps.arch == ARCH_ARM64)
+		tlb_report_arm64(r, st);
+	else
+		tlb_report_x86(r, st, histograms);
+}
+
+void hash_report_counts(struct report *r, const struct mm_stats *st)
+{
+	bool ok = session_hook(r->s, EV_HASH_FAULT) != NULL;
+	const char *why = r->s->caps.arch != ARCH_POWERPC ? "powerpc hash MMU only"
+			  : r->s->caps.mmu == MMU_RADIX	   ? "this CPU runs the radix MMU"
+							   : "no powerpc:hash_fault hook";
+
+	if (!r->jw && r->s->caps.arch != ARCH_POWERPC)
+		return; /* the text shows what this architecture has; JSON keeps its shape */
+	report_section(r, "hash");
+	if (!r->jw)
+		fprintf(r->out, "\nhash MMU faults (powerpc:hash_fault, HPTE misses)\n");
+	report_counter(r, "hash.faults", "faults", ok, st->c[CNT_HASH_FAULTS], why);
+	report_counter(r, "hash.read", "read", ok, st->c[CNT_HASH_READ], why);
+	report_counter(r, "hash.write", "write", ok, st->c[CNT_HASH_WRITE], why);
+	report_counter(r, "hash.exec", "exec", ok, st->c[CNT_HASH_EXEC], why);
+	report_counter(r, "hash.user", "user addresses", ok, st->c[CNT_HASH_USER], why);
+	report_counter(r, "hash.kernel", "kernel addresses", ok,
+		       st->c[CNT_HASH_FAULTS] - st->c[CNT_HASH_USER], why);
+	report_section_end(r);
 }
 
 static const char *const access_names[] = {"read", "write", "exec", "unknown"};

@@ -14,6 +14,7 @@ void tlb_report_counts(struct report *r, const struct mm_stats *st, bool histogr
 /* Faults of each class, and how many of them issued local / broadcast invalidations. */
 void tlb_report_by_fault_class(struct report *r, const struct mm_stats *st);
 void tlb_report_details(struct report *r); /* by_process, by_syscall (end of run) */
+void hash_report_counts(struct report *r, const struct mm_stats *st);
 void switch_report_counts(struct report *r, const struct mm_stats *st);
 void switch_report_details(struct report *r, const struct mm_stats *percpu, int ncpus);
 

@@ -56,7 +56,12 @@ check "tlb_by_process" [ "$proc" = "($wl, 'mprotect_toggle')" ]
 # it skips its caller (README: what frame pointers lose); main, which called
 # toggle_protection, is the workload frame that must be there.
 "$MMSCOPE" tlb --folded -o "$TMP/tlb.folded" -- "$WORKLOADS/mprotect_toggle" -i 500 >/dev/null
-check "tlb_folded_workload_frame" grep -Eq '^mprotect_toggle;.*main;(toggle_protection;)?__mprotect;.*do_mprotect_pkey;.*flush_tlb_mm_range;.*\[tlb remote_ipi_send\] [0-9]+$' "$TMP/tlb.folded"
+if grep -Eq '^mprotect_toggle;.*main;(toggle_protection;)?__mprotect;.*do_mprotect_pkey;.*flush_tlb_mm_range;.*\[tlb remote_ipi_send\] [0-9]+$' "$TMP/tlb.folded"; then
+	pass "tlb_folded_workload_frame"
+else
+	fail "tlb_folded_workload_frame"
+	grep 'remote_ipi_send' "$TMP/tlb.folded" | head -5
+fi
 sum=$(awk '/\[tlb remote_ipi_send\]/ {s += $NF} END {print s+0}' "$TMP/tlb.folded")
 check "tlb_folded_sends" within "$sum" 1000 5
 

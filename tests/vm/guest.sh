@@ -1,0 +1,154 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# tests/vm/guest.sh - runs inside the test VM as /test.sh (busybox ash; no python, no bash).
+#
+# What: runs mmscope's commands on the workloads, one block per command, on the serial console:
+#
+#   === BEGIN <name>
+#   === CMD <command line>
+#   === VMSTAT pgfault=<before> <after> pgmajfault=<before> <after>
+#   === TIME <seconds>
+#   <the command's stdout: the workload's "name: key=value ..." summary line and mmscope's JSON>
+#   === STDERR <each stderr line>
+#   === HIST <event> <each line of the tracefs hist file of a trigger set around the command>
+#   === END <name> rc=<exit status>
+#
+# and leaves every judgement to tests/vm/check.py on the host. /proc/vmstat is read right
+# before and after the command (the kernel's own fault counters, host-wide); where the kernel
+# has a tracepoint for what is measured (tlb:tlb_flush on x86, powerpc:tlbie and
+# powerpc:hash_fault on ppc64le, sched:sched_switch everywhere) a hist trigger keyed by
+# common_pid.execname counts its events per process while the command runs, which lets the
+# host pick out the workload's share. On arm64, which has no TLBI tracepoint, kprobe events on
+# the functions that issue the broadcast TLBIs are counted the same way.
+#
+# Why the output is gathered first and printed after: the workload and mmscope both write to
+# stdout, and a console line cut by kernel messages would break the JSON. Output goes to files
+# and is printed once the command has finished; the console log level is lowered to 1 so
+# that only emergencies can interleave (the kernel log of the run is printed at the end).
+#
+# Input: /etc/vmtest.env (VMTEST_TARGET=x86_64|power9|power8|arm64), /btf/vmlinux.btf (ppc64le).
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+. /etc/vmtest.env
+T=/sys/kernel/tracing
+OUT=/tmp/vmtest
+mkdir -p $OUT
+
+BTF=""
+[ -f /btf/vmlinux.btf ] && BTF="--btf /btf/vmlinux.btf"
+
+dmesg -n 1
+dmesg_lines0=$(dmesg | wc -l)
+
+vmstat_get() { awk '$1 == "pgfault" { f = $2 } $1 == "pgmajfault" { m = $2 } END { print f, m }' /proc/vmstat; }
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+
+# ---- tracefs event counters -----------------------------------------------------------
+# A "counter" is EVENT:KEYS, e.g. powerpc/tlbie:common_pid.execname,local. hist_on sets the
+# trigger, hist_dump prints the hist file and removes the trigger (removal needs the exact
+# trigger text). Where the event does not exist, a line says so and nothing is counted.
+hist_on() {
+	for spec in "$@"; do
+		ev=${spec%%:*} keys=${spec#*:}
+		if [ -e "$T/events/$ev/trigger" ]; then
+			echo "hist:keys=$keys:size=4096" >"$T/events/$ev/trigger" ||
+				echo "=== HISTERR $ev could not set hist trigger"
+		fi
+	done
+}
+hist_dump() {
+	for spec in "$@"; do
+		ev=${spec%%:*} keys=${spec#*:}
+		if [ -e "$T/events/$ev/hist" ]; then
+			sed "s|^|=== HIST $ev |" "$T/events/$ev/hist"
+			echo "!hist:keys=$keys:size=4096" >"$T/events/$ev/trigger"
+		else
+			echo "=== HISTERR $ev no such event"
+		fi
+	done
+}
+
+# arm64: kprobe events on the functions that issue broadcast TLBIs (kernel-probes.md section 6),
+# as the kernel's own count of how often they ran, per process.
+KPROBES=""
+if [ "$VMTEST_TARGET" = arm64 ] && [ -e $T/kprobe_events ]; then
+	for fn in tlb_finish_mmu tlb_flush_mmu ptep_clear_flush ptep_set_access_flags flush_tlb_mm; do
+		if echo "p:vmtest/$fn $fn" >>$T/kprobe_events 2>/dev/null; then
+			KPROBES="$KPROBES vmtest/$fn:common_pid.execname"
+		else
+			echo "=== NOTE kprobe event on $fn refused"
+		fi
+	done
+fi
+
+# run_block NAME "COUNTERS" CMD [ARGS...]
+run_block() {
+	name=$1 counters=$2
+	shift 2
+	echo "=== BEGIN $name"
+	echo "=== CMD $*"
+	# shellcheck disable=SC2086 # counters is a list
+	hist_on $counters
+	set -- $(vmstat_get) "$@"
+	f0=$1 m0=$2
+	shift 2
+	t0=$(uptime_s)
+	timeout 240 "$@" >$OUT/$name.out 2>$OUT/$name.err </dev/null
+	rc=$?
+	t1=$(uptime_s)
+	set -- $(vmstat_get)
+	echo "=== VMSTAT pgfault=$f0 $1 pgmajfault=$m0 $2"
+	echo "=== TIME $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
+	cat $OUT/$name.out
+	# stderr, at most 100 lines: a verifier log is long, and its end says what failed.
+	n=$(wc -l <$OUT/$name.err)
+	if [ "$n" -le 100 ]; then
+		sed 's/^/=== STDERR /' $OUT/$name.err
+	else
+		head -30 $OUT/$name.err | sed 's/^/=== STDERR /'
+		echo "=== STDERR [... $((n - 100)) lines cut ...]"
+		tail -70 $OUT/$name.err | sed 's/^/=== STDERR /'
+	fi
+	# shellcheck disable=SC2086
+	hist_dump $counters
+	echo "=== END $name rc=$rc"
+}
+
+case $VMTEST_TARGET in
+x86_64) TLBC="tlb/tlb_flush:common_pid.execname,reason" ;;
+power9 | power8) TLBC="powerpc/tlbie:common_pid.execname,local powerpc/hash_fault:common_pid.execname" ;;
+arm64) TLBC=$KPROBES ;;
+*) TLBC="" ;;
+esac
+SWC="sched/sched_switch:prev_comm,next_comm"
+
+echo "=== BEGIN info"
+echo "=== CMD info"
+echo "target=$VMTEST_TARGET"
+echo "uname=$(uname -r) $(uname -m)"
+echo "nproc=$(nproc)"
+echo "mmu=$(awk -F': ' '/^MMU/ { print $2; exit }' /proc/cpuinfo)"
+echo "cpu=$(awk -F': ' '/^(cpu|model name|CPU part)[[:space:]]*:/ { print $2; exit }' /proc/cpuinfo)"
+echo "kernel_btf=$([ -e /sys/kernel/btf/vmlinux ] && echo yes || echo no)"
+echo "btf_arg=$BTF"
+echo "mmscope=$(mmscope --version 2>&1)"
+echo "=== END info rc=0"
+
+run_block probes "" mmscope probes --json $BTF
+# page_touch: the baseline (same binary, no loop faults) first, then the measured run; the
+# same two commands again without mmscope, for the kernel's pgfault deltas alone.
+run_block faults_base "" mmscope faults --json $BTF -- page_touch -w 0 -r 0 -x 0
+run_block faults "$TLBC" mmscope faults --json $BTF -- page_touch -w 500 -r 500 -x 50
+run_block bare_touch_base "" page_touch -w 0 -r 0 -x 0
+run_block bare_touch "" page_touch -w 500 -r 500 -x 50
+run_block stat "$TLBC $SWC" mmscope stat --json $BTF -- exec_loop 50
+run_block bare_exec "" exec_loop 50
+run_block tlb "$TLBC" mmscope tlb --json $BTF -- mprotect_toggle -i 200
+run_block switch "$SWC" mmscope switch --json $BTF -- pingpong -r 500
+run_block cow_base "" mmscope faults --json $BTF -- cow_fork -n 0
+run_block cow "$TLBC" mmscope faults --json $BTF -- cow_fork -n 200
+
+echo "=== BEGIN dmesg"
+echo "=== CMD dmesg (lines logged during the tests)"
+dmesg | tail -n +$((dmesg_lines0 + 1)) | head -200
+echo "=== END dmesg rc=0"
+exit 0

@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# tests/vm/run.sh - mmscope on Debian's own 6.1 kernels under QEMU: build, boot, check.
+#
+# What, per target (x86_64, power9 = ppc64le radix MMU, power8 = ppc64le hash MMU, arm64):
+#   1. set-up (once): tools/vm/deps.sh, the extra multiarch static libraries the static link
+#      needs (below), the pinned kernel and busybox (tools/vm/kernels.sh fetch);
+#   2. build (once per architecture): make static workloads with OUT=build/vm/<arch> and
+#      WORKLOAD_LDFLAGS=-static: a static mmscope and static workloads of their own, so that
+#      this never races with, or overwrites, the native build in build/ or build/<arch>;
+#   3. an initramfs (tools/vm/mkinitramfs.sh): mmscope, the workloads, tests/vm/guest.sh as
+#      /test.sh, /etc/vmtest.env naming the target, and for ppc64le the decompressed
+#      btf/ppc64le/<release>.btf.xz as /btf/vmlinux.btf (Debian's ppc64el kernel has no BTF);
+#   4. boot (tools/vm/boot.sh), at most two VMs at a time (two vCPUs each, TCG);
+#   5. check the serial log on the host (tests/vm/check.py).
+# Prints exactly one line per target on stdout, `PASS <target> (N checks, T s)` or
+# `FAIL <target> <why>`; progress and the details of failed checks go to stderr. Exit status
+# 0 if every target passed, 1 otherwise, 2 on bad usage.
+#
+# Files: build/vm/<arch>/ (build), build/vm/<target>/ (initramfs.cpio.gz, serial.log,
+# boot.out, checks.txt with every check and its numbers). Downloads are cached by tools/vm in
+# ${MMSCOPE_VM_CACHE:-/var/cache/mmscope-vm}.
+#
+# Static link: the Makefile's STATIC_LIBS is -lbpf -ldw -lelf -lz -lzstd -llzma -lbz2
+# -lpthread; libdw.a needs liblzma and libbz2 (its debuginfo decompressors). tools/vm/deps.sh
+# installs only libbpf/libelf/zlib/zstd for ppc64el and arm64, so the set-up here adds
+# libdw-dev, liblzma-dev and libbz2-dev for them. Being "Multi-Arch: same", liblzma-dev:<arch>
+# must have the amd64 package's version: apt may upgrade liblzma5/liblzma-dev/xz-utils:amd64
+# to the bookworm-security version with it (--no-remove: it never removes anything).
+#
+# Usage: tests/vm/run.sh [TARGET...]      (default: x86_64 power9 power8 arm64)
+# Env:   MMSCOPE_VM_CACHE, VMTEST_TIMEOUT (per boot, default 420 s), VMTEST_JOBS (parallel
+#        boots, default 2), VMTEST_SKIP_SETUP=1 (no deps.sh/apt: for quick reruns)
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+VMT="$ROOT/tests/vm"
+TOOLS="$ROOT/tools/vm"
+BUILD="$ROOT/build/vm"
+ALL_TARGETS=(x86_64 power9 power8 arm64)
+TIMEOUT=${VMTEST_TIMEOUT:-420}
+JOBS=${VMTEST_JOBS:-2}
+EXTRA_DEV=(libdw-dev liblzma-dev libbz2-dev)
+
+say() { printf '[vmtest] %s\n' "$*" >&2; }
+
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=("${ALL_TARGETS[@]}")
+for t in "${targets[@]}"; do
+	case " ${ALL_TARGETS[*]} " in
+	*" $t "*) ;;
+	*) echo "usage: $0 [x86_64|power9|power8|arm64 ...] (unknown target '$t')" >&2; exit 2 ;;
+	esac
+done
+
+# Per-target results: FAIL reason set by any stage; checks/secs by check.py.
+declare -A why=() arch_of=() kern_arch=()
+t_start=$(date +%s)
+for t in "${targets[@]}"; do
+	case $t in
+	x86_64) arch_of[$t]=x86 kern_arch[$t]=x86_64 ;;
+	power9 | power8) arch_of[$t]=powerpc kern_arch[$t]=ppc64le ;;
+	arm64) arch_of[$t]=arm64 kern_arch[$t]=arm64 ;;
+	esac
+done
+fail_arch() { # ARCH REASON: mark every target of ARCH failed (first reason wins)
+	local t
+	for t in "${targets[@]}"; do
+		[ "${arch_of[$t]}" = "$1" ] && [ -z "${why[$t]:-}" ] && why[$t]=$2
+	done
+	return 0
+}
+fail_all() { local t; for t in "${targets[@]}"; do [ -n "${why[$t]:-}" ] || why[$t]=$1; done; }
+
+finish() {
+	local t rc=0 line
+	for t in "${targets[@]}"; do
+		if [ -n "${why[$t]:-}" ]; then
+			line="FAIL $t ${why[$t]}"
+			rc=1
+		else
+			line=$(cat "$BUILD/$t/result" 2>/dev/null) || line="FAIL $t no result (internal error)"
+			case $line in PASS*) ;; *) rc=1 ;; esac
+		fi
+		printf '%s\n' "$line"
+	done
+	say "total $(($(date +%s) - t_start)) s"
+	exit $rc
+}
+
+# ---- 1. set-up ---------------------------------------------------------------------------
+mkdir -p "$BUILD"
+if [ "${VMTEST_SKIP_SETUP:-0}" != 1 ]; then
+	say "set-up: tools/vm/deps.sh"
+	if ! "$TOOLS/deps.sh" >"$BUILD/deps.log" 2>&1; then
+		tail -5 "$BUILD/deps.log" >&2
+		fail_all "set-up: tools/vm/deps.sh failed (build/vm/deps.log)"
+		finish
+	fi
+	missing=()
+	for t in "${targets[@]}"; do
+		case ${arch_of[$t]} in powerpc) da=ppc64el ;; arm64) da=arm64 ;; *) continue ;; esac
+		for p in "${EXTRA_DEV[@]}"; do
+			[ "$(dpkg-query -W -f='${db:Status-Status}' "$p:$da" 2>/dev/null)" = installed ] ||
+				case " ${missing[*]:-} " in *" $p:$da "*) ;; *) missing+=("$p:$da") ;; esac
+		done
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		say "set-up: installing ${missing[*]} (static libdw needs them)"
+		if ! DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 -o APT::Sandbox::User=root \
+			install -y -q --no-install-recommends --no-remove "${missing[@]}" >>"$BUILD/deps.log" 2>&1; then
+			tail -5 "$BUILD/deps.log" >&2
+			fail_all "set-up: apt-get install ${missing[*]} failed (build/vm/deps.log)"
+			finish
+		fi
+	fi
+fi
+declare -A fetched=()
+for t in "${targets[@]}"; do
+	ka=${kern_arch[$t]}
+	[ -n "${fetched[$ka]:-}" ] && continue
+	fetched[$ka]=1
+	if ! "$TOOLS/kernels.sh" fetch "$ka" >/dev/null 2>>"$BUILD/deps.log"; then
+		for u in "${targets[@]}"; do
+			[ "${kern_arch[$u]}" = "$ka" ] && why[$u]="set-up: kernels.sh fetch $ka failed (build/vm/deps.log)"
+		done
+	fi
+done
+
+# ---- 2. build ----------------------------------------------------------------------------
+built=()
+for t in "${targets[@]}"; do
+	a=${arch_of[$t]}
+	case " ${built[*]:-} " in *" $a "*) continue ;; esac
+	built+=("$a")
+	case $a in
+	x86) cc="" ;;
+	powerpc) cc=powerpc64le-linux-gnu- ;;
+	arm64) cc=aarch64-linux-gnu- ;;
+	esac
+	out="build/vm/$a"
+	say "build $a: make static workloads ARCH=$a OUT=$out WORKLOAD_LDFLAGS=-static"
+	b0=$(date +%s)
+	if ! make -C "$ROOT" -j2 --no-print-directory static workloads ARCH="$a" CROSS_COMPILE="$cc" \
+		OUT="$out" WORKLOAD_LDFLAGS=-static >"$BUILD/build-$a.log" 2>&1; then
+		grep -E 'error|Error|cannot find' "$BUILD/build-$a.log" | head -8 >&2
+		fail_arch "$a" "build failed: $(grep -m1 -E 'error:|cannot find|Error [0-9]' "$BUILD/build-$a.log" | cut -c1-160) (build/vm/build-$a.log)"
+		continue
+	fi
+	# A dynamic binary would not run in the busybox initramfs.
+	for f in "$ROOT/$out/mmscope-static" "$ROOT/$out"/workloads/*; do
+		if readelf -lW "$f" 2>/dev/null | grep -q 'Requesting program interpreter'; then
+			fail_arch "$a" "build: $(basename "$f") is not statically linked"
+		fi
+	done
+	say "build $a: done in $(($(date +%s) - b0)) s"
+done
+
+# ---- 3. initramfs ------------------------------------------------------------------------
+for t in "${targets[@]}"; do
+	[ -z "${why[$t]:-}" ] || continue
+	a=${arch_of[$t]} d="$BUILD/$t"
+	mkdir -p "$d"
+	rm -f "$d/result" "$d/serial.log" "$d/checks.txt"
+	printf 'VMTEST_TARGET=%s\n' "$t" >"$d/vmtest.env"
+	files=("$ROOT/build/vm/$a/mmscope-static:/bin/mmscope" "$VMT/guest.sh:/test.sh" "$d/vmtest.env:/etc/vmtest.env")
+	for w in "$ROOT/build/vm/$a"/workloads/*; do files+=("$w:/bin/$(basename "$w")"); done
+	if [ "$a" = powerpc ]; then
+		rel=$("$TOOLS/kernels.sh" release ppc64le 2>/dev/null)
+		btf="$ROOT/btf/ppc64le/$rel.btf.xz"
+		if [ ! -f "$btf" ]; then
+			why[$t]="no $btf for kernel $rel (tools/vm/gen-ppc64le-btf.sh)"
+			continue
+		fi
+		xz -dc "$btf" >"$BUILD/ppc64le.btf" || { why[$t]="could not decompress $btf"; continue; }
+		files+=("$BUILD/ppc64le.btf:/btf/vmlinux.btf")
+	fi
+	if ! "$TOOLS/mkinitramfs.sh" "${kern_arch[$t]}" "$d/initramfs.cpio.gz" "${files[@]}" 2>"$d/mkinitramfs.log"; then
+		why[$t]="mkinitramfs.sh failed ($(tail -1 "$d/mkinitramfs.log"))"
+	fi
+done
+
+# ---- 4. boot, at most $JOBS at a time; 5. check each as soon as it is done ---------------
+check_target() { # TARGET BOOT_RC SECONDS
+	local t=$1 d="$BUILD/$1"
+	python3 "$VMT/check.py" --target "$t" --log "$d/serial.log" --boot-rc "$2" --seconds "$3" \
+		--details "$d/checks.txt" >"$d/result" 2>"$d/check.err" ||
+		true
+	[ -s "$d/result" ] || echo "FAIL $t check.py crashed: $(tail -1 "$d/check.err")" >"$d/result"
+	say "$(cat "$d/result")"
+	if ! grep -q '^PASS' "$d/result"; then
+		grep '^FAIL' "$d/checks.txt" 2>/dev/null | head -30 | sed "s/^/[vmtest]   $t: /" >&2
+	fi
+}
+boot_one() { # TARGET: runs in a subshell; writes $d/boot.rc and $d/boot.secs
+	local t=$1 d="$BUILD/$1" s0 rc
+	s0=$(date +%s%3N)
+	MMSCOPE_VM_LOG="$d/serial.log" "$TOOLS/boot.sh" "$t" "$d/initramfs.cpio.gz" "$TIMEOUT" >"$d/boot.out" 2>&1
+	rc=$?
+	echo "$rc" >"$d/boot.rc"
+	awk -v a="$s0" -v b="$(date +%s%3N)" 'BEGIN { printf "%.1f\n", (b - a) / 1000 }' >"$d/boot.secs"
+}
+
+queue=()
+for t in "${targets[@]}"; do [ -z "${why[$t]:-}" ] && queue+=("$t"); done
+# Longest first (ppc64le boots and runs slowest under TCG), so the pairs finish together.
+ordered=()
+for t in power9 power8 arm64 x86_64; do
+	case " ${queue[*]:-} " in *" $t "*) ordered+=("$t") ;; esac
+done
+declare -A pid_of=()
+running=0
+next=0
+while [ $next -lt ${#ordered[@]} ] || [ $running -gt 0 ]; do
+	while [ $running -lt "$JOBS" ] && [ $next -lt ${#ordered[@]} ]; do
+		t=${ordered[$next]}
+		next=$((next + 1))
+		say "boot $t (timeout ${TIMEOUT}s)"
+		rm -f "$BUILD/$t/boot.rc"
+		boot_one "$t" &
+		pid_of[$!]=$t
+		running=$((running + 1))
+	done
+	done_pid=""
+	wait -n -p done_pid "${!pid_of[@]}" || true
+	[ -n "$done_pid" ] || continue
+	t=${pid_of[$done_pid]}
+	unset "pid_of[$done_pid]"
+	running=$((running - 1))
+	check_target "$t" "$(cat "$BUILD/$t/boot.rc" 2>/dev/null || echo 2)" "$(cat "$BUILD/$t/boot.secs" 2>/dev/null || echo 0)"
+done
+
+finish
