@@ -38,7 +38,7 @@ FP_FLAGS := -fno-omit-frame-pointer
 endif
 USER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 $(FP_FLAGS) -D_GNU_SOURCE \
 	-DMMSCOPE_VERSION='"$(VERSION)"' -I$(OUT) -Iuser -Ibpf
-LIBS := -lbpf -lelf -ldw -lz
+LIBS := -lbpf -lelf -ldw -lz -llzma
 STATIC_LIBS := -lbpf -ldw -lelf -lz -lzstd -llzma -lbz2 -lpthread
 
 # clang's own system include dirs, so <asm/types.h> & co. resolve for -target bpf everywhere.
@@ -56,7 +56,7 @@ BPF_HDRS := $(wildcard bpf/*.h)
 USER_SRCS := $(wildcard user/*.c)
 USER_HDRS := $(wildcard user/*.h)
 USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
-SKELS := $(OUT)/mmscope.skel.h $(OUT)/probe.skel.h $(OUT)/syscall_names.h
+SKELS := $(OUT)/mmscope.skel.h $(OUT)/probe.skel.h $(OUT)/syscall_names.h $(OUT)/btf_builtin.h
 WORKLOADS := $(patsubst tools/workloads/%.c,$(OUT)/workloads/%,$(wildcard tools/workloads/*.c))
 
 ifeq ($(V),1)
@@ -69,7 +69,8 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps run test unit live static workloads bench-smoke fuzz clean format check-format
+.PHONY: all deps run test unit live static workloads bench-smoke bench static-checks fuzz fuzz-build \
+	clean format check-format
 
 all: $(OUT)/mmscope workloads
 
@@ -101,6 +102,12 @@ $(OUT)/syscall_names.h:
 	$(Q)echo '#include <asm/unistd.h>' | $(CC) -E -dM - | \
 		sed -n 's/^#define __NR_\([a-z0-9_]*\) .*/\1/p' | sort -u | \
 		awk '{ printf "#ifdef __NR_%s\n\t{__NR_%s, \"%s\"},\n#endif\n", $$1, $$1, $$1 }' > $@
+
+# Detached BTF of the kernels without their own, built in (user/btf.c).
+$(OUT)/btf_builtin.h: tools/gen-btf-builtin.sh $(wildcard btf/*/*.btf.xz)
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)tools/gen-btf-builtin.sh $(ARCH) $@
 
 $(OUT)/user/%.o: user/%.c $(USER_HDRS) $(BPF_HDRS) $(SKELS)
 	$(call msg,CC,$@)
@@ -152,6 +159,15 @@ run: deps
 
 bench-smoke: all
 	$(Q)tools/bench-smoke.sh
+
+# The benchmark: what watching costs, against perf and bpftrace (not part of make test).
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/bench/run.sh
+
+# cppcheck, clang-tidy (the checks in .clang-tidy) and valgrind on each subcommand.
+static-checks: all
+	$(Q)tools/static-checks.sh
 
 # ---- fuzzing (clang libFuzzer) ----
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "json.h"
 #include "kcaps.h"
+#include "session.h"
 #include "util.h"
 
 static const char *status_word(const struct event_selection *es, int i)
@@ -30,6 +31,8 @@ static int run_probes(struct mm_opts *opts)
 		warn_msg("not root: fentry and kprobe probes will be refused for lack of "
 			 "privileges, not by the kernel; run with sudo for the real answer");
 	uname(&u);
+	if (resolve_btf(opts))
+		return 1;
 	kcaps_init_live(&k, opts->btf);
 	btf = opts->btf ? opts->btf : k.kernel_btf ? "/sys/kernel/btf/vmlinux" : NULL;
 	catalog_probe_all(&sel, &k);

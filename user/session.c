@@ -13,8 +13,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "btf.h"
 #include "kcaps.h"
 #include "session.h"
 #include "mmscope.skel.h"
@@ -454,6 +456,37 @@ static int check_privileges(void)
 	return 0;
 }
 
+/*
+ * --btf must be a readable BTF file; without it, a kernel lacking /sys/kernel/btf/vmlinux
+ * gets the BTF mmscope carries for it, if any.
+ */
+int resolve_btf(struct mm_opts *opts)
+{
+	const char *what;
+
+	if (opts->btf) {
+		struct btf *btf;
+		char why[128];
+
+		libbpf_quiet = true;
+		btf = btf__parse(opts->btf, NULL);
+		libbpf_quiet = false;
+		if (!btf) {
+			libbpf_strerror(errno, why, sizeof(why));
+			err_msg("--btf %s: not a usable BTF file (%s); generate one with pahole "
+				"--btf_encode_detached",
+				opts->btf, why);
+			return -1;
+		}
+		btf__free(btf);
+		return 0;
+	}
+	opts->btf = btf_auto_path(&what);
+	if (opts->btf)
+		verbose_msg("no kernel BTF: using the BTF built in for %s", what);
+	return 0;
+}
+
 int session_open(struct session *s, struct mm_opts *opts, const struct session_config *cfg)
 {
 	unsigned int excluded[EV_NR] = {0};
@@ -478,6 +511,8 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 		err_msg("cannot count CPUs: %s", strerror(-s->ncpus));
 		return -1;
 	}
+	if (resolve_btf(opts))
+		return -1;
 	kcaps_init_live(&s->caps, opts->btf);
 	if (!s->caps.btf) {
 		err_msg("this kernel has no BTF (/sys/kernel/btf/vmlinux): give one with --btf PATH "

@@ -85,6 +85,8 @@ struct session {
 	bool stopped_by_signal;
 };
 
+/* --btf validated, or the built-in BTF for this kernel chosen: 0, or -1 after an error. */
+int resolve_btf(struct mm_opts *opts);
 int session_open(struct session *s, struct mm_opts *opts, const struct session_config *cfg);
 /* Interval callback: called every -i with the interval index (from 0). */
 typedef void (*interval_fn)(struct session *s, int index, double t0, double t1);

@@ -30,7 +30,9 @@
 #
 # Usage: tests/vm/run.sh [TARGET...]      (default: x86_64 power9 power8 arm64)
 # Env:   MMSCOPE_VM_CACHE, VMTEST_TIMEOUT (per boot, default 420 s), VMTEST_JOBS (parallel
-#        boots, default 2), VMTEST_SKIP_SETUP=1 (no deps.sh/apt: for quick reruns)
+#        boots, default 2), VMTEST_SKIP_SETUP=1 (no deps.sh/apt: for quick reruns),
+#        VMTEST_SKIP_BUILD=1 (boot what build/vm/<arch>/ holds, e.g. a patched tree's build
+#        made with OUT=$PWD/build/vm/<arch>)
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -139,6 +141,10 @@ for t in "${targets[@]}"; do
 	arm64) cc=aarch64-linux-gnu- ;;
 	esac
 	out="build/vm/$a"
+	if [ "${VMTEST_SKIP_BUILD:-0}" = 1 ]; then
+		say "build $a: skipped (VMTEST_SKIP_BUILD=1), using what is in $out"
+		continue
+	fi
 	say "build $a: make static workloads ARCH=$a OUT=$out WORKLOAD_LDFLAGS=-static"
 	b0=$(date +%s)
 	if ! make -C "$ROOT" -j2 --no-print-directory static workloads ARCH="$a" CROSS_COMPILE="$cc" \
