@@ -49,25 +49,25 @@ struct {
 } lat_calls SEC(".maps");
 
 /* x86 page-fault error code bits (arch/x86/include/asm/trap_pf.h). */
-#define X86_PF_PROT (1UL << 0)
+#define X86_PF_PROT  (1UL << 0)
 #define X86_PF_WRITE (1UL << 1)
-#define X86_PF_USER (1UL << 2)
+#define X86_PF_USER  (1UL << 2)
 #define X86_PF_INSTR (1UL << 4)
 
 /* include/linux/mm_types.h: vm_fault_t bits and fault flags used by mm_account_fault(). */
-#define VM_FAULT_OOM 0x000001
-#define VM_FAULT_SIGBUS 0x000002
-#define VM_FAULT_MAJOR 0x000004
-#define VM_FAULT_HWPOISON 0x000010
+#define VM_FAULT_OOM		0x000001
+#define VM_FAULT_SIGBUS		0x000002
+#define VM_FAULT_MAJOR		0x000004
+#define VM_FAULT_HWPOISON	0x000010
 #define VM_FAULT_HWPOISON_LARGE 0x000020
-#define VM_FAULT_SIGSEGV 0x000040
-#define VM_FAULT_RETRY 0x000400
+#define VM_FAULT_SIGSEGV	0x000040
+#define VM_FAULT_RETRY		0x000400
 #define VM_FAULT_ERROR                                                                             \
 	(VM_FAULT_OOM | VM_FAULT_SIGBUS | VM_FAULT_SIGSEGV | VM_FAULT_HWPOISON |                   \
 	 VM_FAULT_HWPOISON_LARGE)
-#define FAULT_FLAG_WRITE 0x01
-#define FAULT_FLAG_USER 0x40
-#define FAULT_FLAG_TRIED 0x20
+#define FAULT_FLAG_WRITE       0x01
+#define FAULT_FLAG_USER	       0x40
+#define FAULT_FLAG_TRIED       0x20
 #define FAULT_FLAG_INSTRUCTION 0x100
 
 static __always_inline void proc_count(__u32 tgid, __u32 cls, bool completion)
@@ -121,7 +121,8 @@ static __always_inline void location_count(void *ctx, __u32 tgid, __u32 cls, __u
 
 		/* The user leaf frame is the faulting instruction. */
 		self_enter();
-		n = bpf_get_stack(ctx, &frame, sizeof(frame), BPF_F_USER_STACK | BPF_F_USER_BUILD_ID);
+		n = bpf_get_stack(ctx, &frame, sizeof(frame),
+				  BPF_F_USER_STACK | BPF_F_USER_BUILD_ID);
 		self_exit();
 		if (n <= 0) {
 			count_lost(CNT_LOST_LOCATION);
@@ -179,7 +180,9 @@ static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 kernel_ip)
 	}
 	s->c[cls & FC_USER ? CNT_FAULT_USER : CNT_FAULT_KERNEL]++;
 	if (cls & FC_ACCESS_KNOWN)
-		s->c[cls & FC_WRITE ? CNT_FAULT_WRITE : cls & FC_EXEC ? CNT_FAULT_EXEC : CNT_FAULT_READ]++;
+		s->c[cls & FC_WRITE  ? CNT_FAULT_WRITE
+		     : cls & FC_EXEC ? CNT_FAULT_EXEC
+				     : CNT_FAULT_READ]++;
 	if (cls & FC_PROT)
 		s->c[CNT_FAULT_PROT]++;
 	if (collect_procs)
@@ -348,7 +351,9 @@ static __always_inline void learn_access(__u32 tid, unsigned int flags)
 	of->cls |= cls;
 	s = stats_get();
 	if (s)
-		s->c[cls & FC_WRITE ? CNT_FAULT_WRITE : cls & FC_EXEC ? CNT_FAULT_EXEC : CNT_FAULT_READ]++;
+		s->c[cls & FC_WRITE  ? CNT_FAULT_WRITE
+		     : cls & FC_EXEC ? CNT_FAULT_EXEC
+				     : CNT_FAULT_READ]++;
 	if (collect_procs) {
 		struct proc_faults *p = bpf_map_lookup_elem(&procs, &of->tgid);
 
@@ -405,16 +410,16 @@ out:
 }
 
 SEC("fentry/handle_mm_fault")
-int BPF_PROG(mm_fault_fentry, struct vm_area_struct *vma, unsigned long address,
-	     unsigned int flags, struct pt_regs *regs)
+int BPF_PROG(mm_fault_fentry, struct vm_area_struct *vma, unsigned long address, unsigned int flags,
+	     struct pt_regs *regs)
 {
 	mm_fault_call(flags, regs);
 	return 0;
 }
 
 SEC("fexit/handle_mm_fault")
-int BPF_PROG(mm_fault_fexit, struct vm_area_struct *vma, unsigned long address,
-	     unsigned int flags, struct pt_regs *regs, vm_fault_t ret)
+int BPF_PROG(mm_fault_fexit, struct vm_area_struct *vma, unsigned long address, unsigned int flags,
+	     struct pt_regs *regs, vm_fault_t ret)
 {
 	mm_fault_return(ret);
 	return 0;

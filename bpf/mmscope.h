@@ -12,12 +12,12 @@
 #endif
 #include "hist.h"
 
-#define MMSCOPE_COMM_LEN 16
-#define MMSCOPE_MAX_CPUS 1024
+#define MMSCOPE_COMM_LEN      16
+#define MMSCOPE_MAX_CPUS      1024
 #define MMSCOPE_BUILD_ID_SIZE 20
 /* Frames kept per stack; a stack that fills them is shown as [truncated] at its root. */
 #define KERNEL_STACK_DEPTH 127
-#define USER_STACK_DEPTH 48
+#define USER_STACK_DEPTH   48
 
 /*
  * Fault class bits, set at the fault-entry event (access and mode) and completed at the
@@ -28,10 +28,10 @@
 enum fault_class_bits {
 	FC_WRITE = 1u << 0,
 	FC_EXEC = 1u << 1,
-	FC_USER = 1u << 2,     /* fault taken in user mode (x86 error code USER, ppc MSR_PR) */
-	FC_PROT = 1u << 3,     /* protection fault on a present page (x86 PROT bit, ppc DSISR) */
-	FC_MAJOR = 1u << 4,    /* completed as major (VM_FAULT_MAJOR or FAULT_FLAG_TRIED) */
-	FC_DONE = 1u << 5,     /* completed: accounted minor or major by mm_account_fault() */
+	FC_USER = 1u << 2,  /* fault taken in user mode (x86 error code USER, ppc MSR_PR) */
+	FC_PROT = 1u << 3,  /* protection fault on a present page (x86 PROT bit, ppc DSISR) */
+	FC_MAJOR = 1u << 4, /* completed as major (VM_FAULT_MAJOR or FAULT_FLAG_TRIED) */
+	FC_DONE = 1u << 5,  /* completed: accounted minor or major by mm_account_fault() */
 	FC_ACCESS_KNOWN = 1u << 6,
 	FC_PROT_KNOWN = 1u << 7,
 };
@@ -46,33 +46,33 @@ enum mm_counter {
 	CNT_FAULT_PROT,
 	CNT_FAULT_MINOR,
 	CNT_FAULT_MAJOR,
-	CNT_FAULT_REPLACED,	/* an open fault replaced by the thread's next entry: incomplete */
-	CNT_FAULT_LAT_CALLS,	/* latency samples taken (all methods) */
+	CNT_FAULT_REPLACED,  /* an open fault replaced by the thread's next entry: incomplete */
+	CNT_FAULT_LAT_CALLS, /* latency samples taken (all methods) */
 	CNT_FAULT_COMPLETIONS_UNPAIRED, /* completion with no open entry (started before attach) */
-	CNT_FAULT_SELF,		/* kernel faults of mmscope's own user-stack walks: excluded */
+	CNT_FAULT_SELF, /* kernel faults of mmscope's own user-stack walks: excluded */
 	/* Things dropped; all reported under "lost". */
-	CNT_LOST_OPEN_FAULT,	/* per-thread open-fault map full */
-	CNT_LOST_STACK,		/* stack map full or stack unavailable */
-	CNT_LOST_PROC,		/* per-process map full */
-	CNT_LOST_LOCATION,	/* location map full */
-	CNT_LOST_FOLDED,	/* folded-stack count map full */
-	CNT_LOST_TRACKED,	/* tracked-process map full: a child could not be followed */
-	CNT_LOST_RINGBUF,	/* ring buffer full */
-	CNT_LOST_LAT,		/* latency in-flight map full */
-	CNT_LOST_TLB_PROC,	/* per-process TLB map full */
-	CNT_LOST_SYSCALL,	/* per-syscall TLB map full */
-	CNT_LOST_SWITCH_PROC,	/* per-process switch map full */
+	CNT_LOST_OPEN_FAULT,  /* per-thread open-fault map full */
+	CNT_LOST_STACK,	      /* stack map full or stack unavailable */
+	CNT_LOST_PROC,	      /* per-process map full */
+	CNT_LOST_LOCATION,    /* location map full */
+	CNT_LOST_FOLDED,      /* folded-stack count map full */
+	CNT_LOST_TRACKED,     /* tracked-process map full: a child could not be followed */
+	CNT_LOST_RINGBUF,     /* ring buffer full */
+	CNT_LOST_LAT,	      /* latency in-flight map full */
+	CNT_LOST_TLB_PROC,    /* per-process TLB map full */
+	CNT_LOST_SYSCALL,     /* per-syscall TLB map full */
+	CNT_LOST_SWITCH_PROC, /* per-process switch map full */
 	/* TLB invalidations (x86 tlb:tlb_flush; counts per reason are in tlb_reason[]). */
 	CNT_TLB_EVENTS,
-	CNT_TLB_FULL,		/* pages == TLB_FLUSH_ALL (-1): whole-TLB flushes */
-	CNT_TLB_ZERO,		/* pages == 0: nothing left to flush */
-	CNT_TLB_LOCAL,		/* invalidations on the issuing CPU only */
-	CNT_TLB_BROADCAST,	/* invalidations sent to other CPUs */
-	CNT_TLB_SEND_CALLS,	/* shootdown sender calls timed (fentry/kprobe) */
-	CNT_TLB_AVOIDABLE,	/* broadcasts for an mm that only ever ran on this CPU */
+	CNT_TLB_FULL,	    /* pages == TLB_FLUSH_ALL (-1): whole-TLB flushes */
+	CNT_TLB_ZERO,	    /* pages == 0: nothing left to flush */
+	CNT_TLB_LOCAL,	    /* invalidations on the issuing CPU only */
+	CNT_TLB_BROADCAST,  /* invalidations sent to other CPUs */
+	CNT_TLB_SEND_CALLS, /* shootdown sender calls timed (fentry/kprobe) */
+	CNT_TLB_AVOIDABLE,  /* broadcasts for an mm that only ever ran on this CPU */
 	/* powerpc:tlbie, one event per instruction; bursts derive invalidation operations. */
-	CNT_TLBIE_LOCAL,	/* tlbiel instructions */
-	CNT_TLBIE_GLOBAL,	/* tlbie (broadcast) instructions */
+	CNT_TLBIE_LOCAL,  /* tlbiel instructions */
+	CNT_TLBIE_GLOBAL, /* tlbie (broadcast) instructions */
 	CNT_TLBIE_BURSTS_LOCAL,
 	CNT_TLBIE_BURSTS_GLOBAL,
 	/* powerpc:hash_fault (hash MMU: HPTE misses resolved by hash_page_mm) */
@@ -85,15 +85,15 @@ enum mm_counter {
 	CNT_INSN_READ_READ,
 	CNT_INSN_READ_WRITE,
 	CNT_INSN_READ_EXEC,
-	CNT_LOST_MM_CPUS,	/* per-mm CPU map full: avoidable broadcasts undercounted */
+	CNT_LOST_MM_CPUS, /* per-mm CPU map full: avoidable broadcasts undercounted */
 	/* Context switches: total = same_mm + mm_change + kernel. */
 	CNT_SW_TOTAL,
 	CNT_SW_SAME_MM,
 	CNT_SW_MM_CHANGE,
 	CNT_SW_KERNEL,
-	CNT_SW_MM_FLUSH,	/* mm change whose CR3 load flushed the TLB (x86 pages -1) */
-	CNT_SW_MM_NOFLUSH,	/* mm change that kept the TLB (x86 pages 0: ASID still valid) */
-	CNT_SW_LAZY_FLUSH,	/* flush at a switch without mm change (lazy TLB catch-up) */
+	CNT_SW_MM_FLUSH,   /* mm change whose CR3 load flushed the TLB (x86 pages -1) */
+	CNT_SW_MM_NOFLUSH, /* mm change that kept the TLB (x86 pages 0: ASID still valid) */
+	CNT_SW_LAZY_FLUSH, /* flush at a switch without mm change (lazy TLB catch-up) */
 	CNT_NR,
 };
 
@@ -111,18 +111,21 @@ enum mm_counter {
 #define FAULT_CLASS_SLOTS 24
 enum fault_tlb_col {
 	FT_FAULTS,
-	FT_LOCAL,	/* faults during which a local invalidation was issued */
-	FT_BROADCAST,	/* ... a broadcast (shootdown IPI, tlbie) */
+	FT_LOCAL,     /* faults during which a local invalidation was issued */
+	FT_BROADCAST, /* ... a broadcast (shootdown IPI, tlbie) */
 	FT_NR,
 };
 
 /* open_fault.tlb bits: what the fault being handled issued. */
-#define OF_TLB_LOCAL 1u
+#define OF_TLB_LOCAL	 1u
 #define OF_TLB_BROADCAST 2u
 
 static inline unsigned int fault_class_index(unsigned int cls)
 {
-	unsigned int access = !(cls & FC_ACCESS_KNOWN) ? 3 : cls & FC_WRITE ? 1 : cls & FC_EXEC ? 2 : 0;
+	unsigned int access = !(cls & FC_ACCESS_KNOWN) ? 3
+			      : cls & FC_WRITE	       ? 1
+			      : cls & FC_EXEC	       ? 2
+						       : 0;
 	unsigned int done = !(cls & FC_DONE) ? 2 : cls & FC_MAJOR ? 1 : 0;
 
 	return (access * 2 + (cls & FC_USER ? 1 : 0)) * 3 + done;
@@ -140,7 +143,7 @@ struct mm_stats {
 	__u64 c[CNT_NR];
 	__u64 lat[LAT_NR][MMSCOPE_HIST_SLOTS];
 	__u64 tlb_reason[TLB_REASON_SLOTS];
-	__u64 tlb_pages[MMSCOPE_HIST_SLOTS];	/* pages per flush, full flushes apart */
+	__u64 tlb_pages[MMSCOPE_HIST_SLOTS]; /* pages per flush, full flushes apart */
 	__u64 fault_tlb[FAULT_CLASS_SLOTS][FT_NR];
 	__u64 send_targets[MMSCOPE_HIST_SLOTS]; /* CPUs a shootdown targeted */
 	__u64 send_wait[MMSCOPE_HIST_SLOTS];	/* ns the sender waited */
@@ -156,9 +159,9 @@ struct tlb_proc {
 };
 
 /* TLB events by the system call in progress on the issuing thread. */
-#define SYSCALL_NONE (-1)     /* not in a system call (or unknown) */
-#define SYSCALL_FAULT (-2)    /* while handling a page fault */
-#define SYSCALL_KTHREAD (-3)  /* a kernel thread */
+#define SYSCALL_NONE	(-1) /* not in a system call (or unknown) */
+#define SYSCALL_FAULT	(-2) /* while handling a page fault */
+#define SYSCALL_KTHREAD (-3) /* a kernel thread */
 struct tlb_syscall_key {
 	__s32 nr;
 	__u32 reason;

@@ -15,30 +15,30 @@
 
 #ifdef MMSCOPE_DEFINE_STATE
 #define STATE_DECL
-#define RODATA(type, name) const volatile type name = 0
+#define RODATA(type, name)	    const volatile type name = 0
 #define RODATA_ARRAY(type, name, n) const volatile type name[n] = {}
 #else
-#define STATE_DECL extern
-#define RODATA(type, name) extern const volatile type name
+#define STATE_DECL		    extern
+#define RODATA(type, name)	    extern const volatile type name
 #define RODATA_ARRAY(type, name, n) extern const volatile type name[n]
 #endif
 
 /* Target filter (see trace_allowed()). */
 RODATA(bool, filter_cpu);
 RODATA_ARRAY(__u64, cpu_mask, MMSCOPE_MAX_CPUS / 64);
-RODATA(__u32, targ_tid);	/* kernel pid of one thread; 0: off */
-RODATA(bool, filter_cgroup);	/* cgroup in cgroup_filter[0], descendants included */
-RODATA(bool, filter_tgid);	/* processes in the tracked map */
-RODATA(bool, follow_children);	/* add children of tracked processes at fork */
+RODATA(__u32, targ_tid);       /* kernel pid of one thread; 0: off */
+RODATA(bool, filter_cgroup);   /* cgroup in cgroup_filter[0], descendants included */
+RODATA(bool, filter_tgid);     /* processes in the tracked map */
+RODATA(bool, follow_children); /* add children of tracked processes at fork */
 
 /* What to collect beyond the hot counters. */
 RODATA(bool, collect_procs);
 RODATA(bool, collect_locations);
-RODATA(bool, collect_stacks);		/* fault stacks (faults --folded) */
-RODATA(bool, collect_tlb_stacks);	/* TLB flush stacks (tlb --folded) */
-RODATA(bool, collect_tlb_detail);	/* TLB events by process and by system call */
-RODATA(bool, collect_switch_procs);	/* context switches by process */
-RODATA(bool, track_mm_cpus);		/* CPUs each mm ran on (avoidable broadcasts) */
+RODATA(bool, collect_stacks);	    /* fault stacks (faults --folded) */
+RODATA(bool, collect_tlb_stacks);   /* TLB flush stacks (tlb --folded) */
+RODATA(bool, collect_tlb_detail);   /* TLB events by process and by system call */
+RODATA(bool, collect_switch_procs); /* context switches by process */
+RODATA(bool, track_mm_cpus);	    /* CPUs each mm ran on (avoidable broadcasts) */
 /* Latency comes from handle_mm_fault entry/exit (fentry or kprobe) rather than pairing. */
 RODATA(bool, lat_from_calls);
 /* With -c: the cgroup's id, to test the task switched in (not current) at sched_switch. */

@@ -118,8 +118,9 @@ static __always_inline void on_switch(struct task_struct *prev, struct task_stru
 	if (!s)
 		return;
 	s->c[CNT_SW_TOTAL]++;
-	s->c[cls == SWC_SAME_MM ? CNT_SW_SAME_MM : cls == SWC_MM_CHANGE ? CNT_SW_MM_CHANGE
-									: CNT_SW_KERNEL]++;
+	s->c[cls == SWC_SAME_MM	    ? CNT_SW_SAME_MM
+	     : cls == SWC_MM_CHANGE ? CNT_SW_MM_CHANGE
+				    : CNT_SW_KERNEL]++;
 	if (collect_switch_procs) {
 		struct task_struct *side = prev_ok ? prev : next;
 

@@ -315,7 +315,7 @@ int tlb_fn_kprobe(struct pt_regs *ctx)
 #define TLBIE_BURST_GAP_NS 20000
 /* op kinds for tlbie bursts (by_process / folded slots) */
 #define TLB_KIND_TLBIEL 0
-#define TLB_KIND_TLBIE 1
+#define TLB_KIND_TLBIE	1
 
 struct tlbie_cpu_state {
 	__u64 last_ts;
@@ -361,8 +361,8 @@ static __always_inline void tlbie_event(void *ctx, unsigned long lpid, unsigned 
 }
 
 SEC("raw_tp/tlbie")
-int BPF_PROG(tlbie_raw, unsigned long lpid, unsigned long local, unsigned long rb,
-	     unsigned long rs, unsigned long ric, unsigned long prs, unsigned long r)
+int BPF_PROG(tlbie_raw, unsigned long lpid, unsigned long local, unsigned long rb, unsigned long rs,
+	     unsigned long ric, unsigned long prs, unsigned long r)
 {
 	tlbie_event(ctx, lpid, local, rb, rs, ric, prs, r);
 	return 0;
@@ -418,8 +418,9 @@ int insn_read_kprobe(struct pt_regs *ctx)
 
 	if (!of || !s)
 		return 0;
-	s->c[of->cls & FC_EXEC ? CNT_INSN_READ_EXEC : of->cls & FC_WRITE ? CNT_INSN_READ_WRITE
-									   : CNT_INSN_READ_READ]++;
+	s->c[of->cls & FC_EXEC	  ? CNT_INSN_READ_EXEC
+	     : of->cls & FC_WRITE ? CNT_INSN_READ_WRITE
+				  : CNT_INSN_READ_READ]++;
 	return 0;
 }
 #endif /* __TARGET_ARCH_powerpc */
@@ -429,8 +430,8 @@ int insn_read_kprobe(struct pt_regs *ctx)
  * arm64 6.1 has no TLB tracepoint and its flush helpers are inline: the broadcast TLBIs are
  * seen through the out-of-line functions that issue them (kernel-probes.md section 6).
  */
-#define TLB_KIND_GATHER 0	/* tlb_flush_mmu: munmap, madvise, mprotect, exit */
-#define TLB_KIND_CLEAR_FLUSH 1	/* ptep_clear_flush: COW, migration */
+#define TLB_KIND_GATHER	      0 /* tlb_flush_mmu: munmap, madvise, mprotect, exit */
+#define TLB_KIND_CLEAR_FLUSH  1 /* ptep_clear_flush: COW, migration */
 #define TLB_KIND_ACCESS_FLAGS 2 /* ptep_set_access_flags: dirty/young update */
 
 SEC("kprobe/tlb_flush_mmu")

@@ -18,7 +18,7 @@ enum hook_method {
 	HM_RAW_TP,
 	HM_TRACEPOINT,
 	HM_PERF_SW,
-	HM_PMU, /* a hardware PMU event, counted (no BPF program) */
+	HM_PMU,	 /* a hardware PMU event, counted (no BPF program) */
 	HM_NONE, /* a pseudo-candidate that always wins: "this kernel has nothing to see" */
 };
 

@@ -46,14 +46,16 @@ static void by_process(struct report *r, struct session *s)
 		jw_end_array(r->jw);
 	} else if (n) {
 		fprintf(r->out, "\nby process (top %d of %d)\n", r->s->opts->top, n);
-		fprintf(r->out, "  %7s %-16s %10s %8s %9s %9s %8s %10s %7s\n", "PID", "COMM", "USER",
-			"KERNEL", "READ", "WRITE", "EXEC", "MINOR", "MAJOR");
+		fprintf(r->out, "  %7s %-16s %10s %8s %9s %9s %8s %10s %7s\n", "PID", "COMM",
+			"USER", "KERNEL", "READ", "WRITE", "EXEC", "MINOR", "MAJOR");
 		for (int i = 0; i < n && i < r->s->opts->top; i++) {
 			const struct proc_faults *f = &rows[i].f;
-			char *comm = folded_escape(f->comm, bounded_strlen(f->comm, sizeof(f->comm)));
+			char *comm =
+				folded_escape(f->comm, bounded_strlen(f->comm, sizeof(f->comm)));
 
-			fprintf(r->out, "  %7u %-16s %10llu %8llu ", rows[i].tgid, comm ? comm : "?",
-				(unsigned long long)f->user, (unsigned long long)f->kernel);
+			fprintf(r->out, "  %7u %-16s %10llu %8llu ", rows[i].tgid,
+				comm ? comm : "?", (unsigned long long)f->user,
+				(unsigned long long)f->kernel);
 			if (no_class)
 				fprintf(r->out, "%9s %9s %8s ", "n/a", "n/a", "n/a");
 			else
@@ -87,7 +89,8 @@ static void top_locations(struct report *r, struct session *s)
 		}
 		jw_end_array(r->jw);
 	} else if (n) {
-		fprintf(r->out, "\ntop fault locations\n  %10s  %-40s %s\n", "COUNT", "SYMBOL", "DSO");
+		fprintf(r->out, "\ntop fault locations\n  %10s  %-40s %s\n", "COUNT", "SYMBOL",
+			"DSO");
 		for (int i = 0; i < n && i < s->opts->top; i++) {
 			char *sym = folded_escape(rows[i].symbol, strlen(rows[i].symbol));
 			char *dso = folded_escape(rows[i].dso, strlen(rows[i].dso));
@@ -101,8 +104,8 @@ static void top_locations(struct report *r, struct session *s)
 	free_locations(rows, n);
 }
 
-static void print_faults(struct report *r, const struct mm_stats *st,
-			 const struct mm_stats *percpu, bool final)
+static void print_faults(struct report *r, const struct mm_stats *st, const struct mm_stats *percpu,
+			 bool final)
 {
 	(void)percpu;
 	faults_report_counts(r, st, 0, true);
@@ -121,8 +124,8 @@ static int run_faults(struct mm_opts *opts)
 		.cfg =
 			{
 				.events = 1u << EV_FAULT_ENTRY | 1u << EV_FAULT_DONE |
-					  1u << EV_TLB_FLUSH | 1u << EV_TLBIE | 1u << EV_ARM64_TLBI |
-					  1u << EV_INSN_READ,
+					  1u << EV_TLB_FLUSH | 1u << EV_TLBIE |
+					  1u << EV_ARM64_TLBI | 1u << EV_INSN_READ,
 				.required = 1u << EV_FAULT_ENTRY,
 				.procs = true,
 				.locations = !opts->folded,
@@ -138,7 +141,8 @@ const struct command cmd_faults = {
 	.name = "faults",
 	.summary = "Page faults: user/kernel, read/write/exec, protection, minor/major, by process "
 		   "and code location,\nwith a log2 histogram of fault latency.",
-	.help = "A fault is one entry into the architecture's fault handler; it completes when the\n"
+	.help = "A fault is one entry into the architecture's fault handler; it completes when "
+		"the\n"
 		"kernel accounts it minor or major. Faults that never complete (retried, failed,\n"
 		"killed) are 'incomplete': user + kernel = minor + major + incomplete.\n"
 		"The table of fault classes shows how many faults issued local or broadcast TLB\n"

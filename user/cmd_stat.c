@@ -12,7 +12,6 @@
 #include "runner.h"
 #include "tlb_report.h"
 
-
 /*
  * Hardware dTLB/iTLB miss counters, counted by the PMU (no BPF): per traced process, or per
  * CPU for the whole host. Many PMUs (and every VM without PMU passthrough) have none: that is
@@ -112,8 +111,7 @@ static void hw_report(struct report *r, struct session *s, bool delta)
 	report_section_end(r);
 }
 
-static void slb_open(struct session *s, struct hw_counter *h, const char *name,
-		     const char *event)
+static void slb_open(struct session *s, struct hw_counter *h, const char *name, const char *event)
 {
 	const struct event_selection *es = &s->sel.events[EV_SLB];
 	uint64_t code;
@@ -143,7 +141,7 @@ static void stat_after_open(struct session *s)
 
 static void stat_before_print(struct session *s, bool final)
 {
-	(void)final;
+	(void) final;
 	hw_read(s);
 }
 
@@ -184,7 +182,8 @@ static int run_stat(struct mm_opts *opts)
 const struct command cmd_stat = {
 	.name = "stat",
 	.summary = "All MMU counters at once, like perf stat: page faults by class, TLB flushes,\n"
-		   "context switches and mm changes, hardware dTLB/iTLB misses where the PMU has them.",
+		   "context switches and mm changes, hardware dTLB/iTLB misses where the PMU has "
+		   "them.",
 	.help = "Examples:\n"
 		"  mmscope stat -- ./exec_loop 1000     # a command, exits with its status\n"
 		"  mmscope stat -d 10 -i 1              # whole host, every second for 10 s\n"

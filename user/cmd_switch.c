@@ -4,8 +4,8 @@
 #include "runner.h"
 #include "tlb_report.h"
 
-static void print_switch(struct report *r, const struct mm_stats *st,
-			 const struct mm_stats *percpu, bool final)
+static void print_switch(struct report *r, const struct mm_stats *st, const struct mm_stats *percpu,
+			 bool final)
 {
 	switch_report_counts(r, st);
 	if (final)
@@ -33,8 +33,10 @@ const struct command cmd_switch = {
 	.summary = "Context switches and what they cost the MMU: same mm, mm change, kernel;\n"
 		   "mm changes that flushed the TLB; per CPU and per process.",
 	.help = "Every switch is one of: same_mm (two user tasks of one address space), mm_change\n"
-		"(the CPU goes on to a different user address space than the last one it ran; idle\n"
-		"and kernel threads borrow the last one, so A -> kthread -> B is one change), kernel\n"
+		"(the CPU goes on to a different user address space than the last one it ran; "
+		"idle\n"
+		"and kernel threads borrow the last one, so A -> kthread -> B is one change), "
+		"kernel\n"
 		"(to or from idle or a kernel thread, without a change).\n"
 		"With a target (-p, -t, -c, --), a switch counts when a traced task is on either\n"
 		"side, and once when both are.\n"

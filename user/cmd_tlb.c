@@ -22,9 +22,10 @@ static int run_tlb(struct mm_opts *opts)
 			{
 				.events = 1u << EV_TLB_FLUSH | 1u << EV_TLB_SEND | 1u << EV_TLBIE |
 					  1u << EV_TLB_FN | 1u << EV_ARM64_TLBI |
-					  1u << EV_FAULT_ENTRY | 1u << EV_FAULT_DONE | 1u << EV_SWITCH,
-				.primary = 1u << EV_TLB_FLUSH | 1u << EV_TLBIE | 1u << EV_ARM64_TLBI |
-					   1u << EV_TLB_FN,
+					  1u << EV_FAULT_ENTRY | 1u << EV_FAULT_DONE |
+					  1u << EV_SWITCH,
+				.primary = 1u << EV_TLB_FLUSH | 1u << EV_TLBIE |
+					   1u << EV_ARM64_TLBI | 1u << EV_TLB_FN,
 				.track_mm_cpus = true,
 				.tlb_detail = true,
 				.tlb_stacks = opts->folded,
@@ -41,9 +42,12 @@ const struct command cmd_tlb = {
 		   "by process, by system call, by stack, and by the fault class that issued them.",
 	.help = "Units: on x86 one count is one flush operation on one CPU (tlb:tlb_flush); a\n"
 		"shootdown is one remote_ipi_send on the sender and one remote_shootdown on each\n"
-		"target. local/broadcast, by_process, by_syscall and stacks count the issuing side\n"
-		"(local_shootdown, local_mm_shootdown, remote_ipi_send). An invalidation issued while\n"
-		"a thread handles a page fault counts for that fault's class; received shootdowns and\n"
+		"target. local/broadcast, by_process, by_syscall and stacks count the issuing "
+		"side\n"
+		"(local_shootdown, local_mm_shootdown, remote_ipi_send). An invalidation issued "
+		"while\n"
+		"a thread handles a page fault counts for that fault's class; received shootdowns "
+		"and\n"
 		"task-switch flushes are nobody's fault and are not attributed.\n"
 		"\nExamples:\n"
 		"  mmscope tlb -d 10                      # whole host\n"

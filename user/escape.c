@@ -33,11 +33,11 @@ static void sink_put(struct sink *k, const char *p, size_t n)
 
 /*
  * Length of the well-formed UTF-8 sequence starting at p, or 0 when p[0] does not start one
- * (Unicode table 3-7): the second byte's range rejects overlong forms, surrogates and code
- * points above U+10FFFF. Same table as in json.c; the headers are fixed, so there is no
- * internal header to share it through.
+ * (Unicode table 3-7). Restricting the second byte's range is what rejects overlong forms
+ * (E0 80..9F, F0 80..8F), surrogates (ED A0..BF) and code points above U+10FFFF (F4 90..BF);
+ * C0, C1 and F5..FF never start a sequence. The JSON writer uses it too.
  */
-static size_t utf8_seq_len(const unsigned char *p, size_t avail)
+size_t utf8_seq_len(const unsigned char *p, size_t avail)
 {
 	unsigned char c = p[0], lo = 0x80, hi = 0xbf;
 	size_t n, i;

@@ -16,6 +16,8 @@
 void folded_write_frame(FILE *f, const char *s, size_t len);
 /* The same into a malloc'ed NUL-terminated string. */
 char *folded_escape(const char *s, size_t len);
+/* Length of the well-formed UTF-8 sequence at p (avail bytes there), 0 if none starts. */
+size_t utf8_seq_len(const unsigned char *p, size_t avail);
 /* Length of a comm or other fixed buffer up to its first NUL (at most max). */
 size_t bounded_strlen(const char *s, size_t max);
 

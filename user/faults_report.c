@@ -39,7 +39,8 @@ const char *faults_latency_method(const struct session *s, char *buf, size_t len
 			return NULL;
 		hook_cand_describe(entry, where, sizeof(where));
 		snprintf(buf, len,
-			 "pairing: fault entry (%s %s) to completion (perf minor-faults/major-faults) "
+			 "pairing: fault entry (%s %s) to completion (perf "
+			 "minor-faults/major-faults) "
 			 "per thread",
 			 hook_method_name(entry->method), where);
 		break;
@@ -95,7 +96,8 @@ static void insn_reads_report(struct report *r, const struct mm_stats *st)
 		fprintf(r->out, "  %-26s %14s (%s)\n", "faults reading their insn", "n/a", why);
 	else
 		fprintf(r->out, "  %-26s %14llu%s%s%s\n", "faults reading their insn",
-			(unsigned long long)(st->c[CNT_INSN_READ_READ] + st->c[CNT_INSN_READ_WRITE] +
+			(unsigned long long)(st->c[CNT_INSN_READ_READ] +
+					     st->c[CNT_INSN_READ_WRITE] +
 					     st->c[CNT_INSN_READ_EXEC]),
 			note ? " (" : "", note ? note : "", note ? ")" : "");
 }
@@ -124,8 +126,9 @@ void faults_report_counts(struct report *r, const struct mm_stats *st, uint64_t 
 		       no_class);
 	report_counter(r, "faults.minor", "minor", have_done, st->c[CNT_FAULT_MINOR], no_done);
 	report_counter(r, "faults.major", "major", have_done, st->c[CNT_FAULT_MAJOR], no_done);
-	report_counter(r, "faults.incomplete", "incomplete (no completion)", have_done && have_entry,
-		       st->c[CNT_FAULT_REPLACED] + open_at_end, have_entry ? no_done : no_entry);
+	report_counter(r, "faults.incomplete", "incomplete (no completion)",
+		       have_done && have_entry, st->c[CNT_FAULT_REPLACED] + open_at_end,
+		       have_entry ? no_done : no_entry);
 	insn_reads_report(r, st);
 	if (histograms) {
 		const char *why = "no latency method on this kernel (see 'mmscope probes')";

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "escape.h"
 #include "json.h"
 
 /*
@@ -77,46 +78,6 @@ static void sink_put(struct sink *k, const char *p, size_t n)
 	}
 	memcpy(k->buf + k->len, p, n);
 	k->len += n;
-}
-
-/*
- * Length of the well-formed UTF-8 sequence starting at p, or 0 when p[0] does not start one
- * (Unicode table 3-7). Restricting the second byte's range is what rejects overlong forms
- * (E0 80..9F, F0 80..8F), surrogates (ED A0..BF) and code points above U+10FFFF (F4 90..BF);
- * C0, C1 and F5..FF never start a sequence. escape.c has the same table: the headers are
- * fixed, so there is no shared internal header to put it in.
- */
-static size_t utf8_seq_len(const unsigned char *p, size_t avail)
-{
-	unsigned char c = p[0], lo = 0x80, hi = 0xbf;
-	size_t n, i;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		if (c == 0xe0)
-			lo = 0xa0;
-		else if (c == 0xed)
-			hi = 0x9f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f;
-	} else {
-		return 0;
-	}
-	if (avail < n || p[1] < lo || p[1] > hi)
-		return 0;
-	for (i = 2; i < n; i++) {
-		if (p[i] < 0x80 || p[i] > 0xbf)
-			return 0;
-	}
-	return n;
 }
 
 /* The JSON string body for s: runs of bytes that need no escaping are copied in one piece. */

@@ -3,8 +3,9 @@
  * A streaming JSON writer: keys and values are written in order, commas and nesting are the
  * writer's job. Strings are escaped so that any byte string (comm, symbol, path) becomes one
  * valid JSON string: quotes, backslashes and control characters as JSON escapes, valid UTF-8
- * passed through, and each byte of invalid UTF-8 as the six characters "\\xNN" (a literal
- * backslash, x and two hex digits), so nothing is lost and the document stays valid.
+ * passed through, and each byte of invalid UTF-8 as \\xNN in the JSON text, which decodes to the
+ * four characters \xNN (a backslash, x and two hex digits), so nothing is lost and the document
+ * stays valid.
  */
 #ifndef MMSCOPE_JSON_H
 #define MMSCOPE_JSON_H

@@ -96,7 +96,8 @@ static int run_probe(struct live_priv *p, int which, const char *func, char *why
 			snprintf(why, whylen, "fentry programs refused by this kernel (load: %s)",
 				 strerror(-err));
 		else if (err == -524 /* ENOTSUPP */)
-			snprintf(why, whylen, "no BPF trampoline support in this kernel (ENOTSUPP)");
+			snprintf(why, whylen,
+				 "no BPF trampoline support in this kernel (ENOTSUPP)");
 		else
 			snprintf(why, whylen, "probe program refused (load: %s)", strerror(-err));
 		goto out;
@@ -251,9 +252,9 @@ static unsigned int cpuinfo_mmu(char *model, size_t len)
 		return 0;
 	p = strstr(buf, "\nMMU");
 	if (p && (p = strchr(p, ':')))
-		mmu = strncmp(p + 2, "Radix", 5) == 0 ? MMU_RADIX
+		mmu = strncmp(p + 2, "Radix", 5) == 0  ? MMU_RADIX
 		      : strncmp(p + 2, "Hash", 4) == 0 ? MMU_HASH
-							: 0;
+						       : 0;
 	p = strstr(buf, "\ncpu");
 	if (p && (p = strchr(p, ':')))
 		sscanf(p + 2, "%31[A-Za-z0-9]", model);

@@ -9,16 +9,17 @@
 #include "commands.h"
 #include "util.h"
 
-static const struct command *const commands[] = {&cmd_stat,   &cmd_faults, &cmd_tlb,
-						    &cmd_switch, &cmd_probes};
+static const struct command *const commands[] = {&cmd_stat, &cmd_faults, &cmd_tlb, &cmd_switch,
+						 &cmd_probes};
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: mmscope [--version] [--help] COMMAND [OPTIONS] [-- COMMAND ARGS]\n\n"
-		   "Trace the costs of the memory-management unit: page faults, TLB invalidations,\n"
-		   "and the context switches that change address spaces.\n\nCommands:\n");
+	fprintf(f,
+		"Usage: mmscope [--version] [--help] COMMAND [OPTIONS] [-- COMMAND ARGS]\n\n"
+		"Trace the costs of the memory-management unit: page faults, TLB invalidations,\n"
+		"and the context switches that change address spaces.\n\nCommands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++) {
 		const char *nl = strchr(commands[i]->summary, '\n');
 		int len = nl ? (int)(nl - commands[i]->summary) : (int)strlen(commands[i]->summary);

@@ -41,8 +41,8 @@ static const struct option long_opts[] = {
 	{NULL, 0, NULL, 0},
 };
 
-static const char *const method_names[] = {"fentry", "kprobe", "tp_btf", "raw_tp", "tracepoint",
-					   "perf"};
+static const char *const method_names[] = {"fentry", "kprobe",	   "tp_btf",
+					   "raw_tp", "tracepoint", "perf"};
 
 static int default_possible_cpus(void)
 {
@@ -56,36 +56,45 @@ void opts_usage(const struct command *cmd, FILE *f)
 	fprintf(f, "Usage: mmscope %s [OPTIONS]%s\n\n%s\n", cmd->name,
 		cmd->flags & CMD_TRACES ? " [-- COMMAND [ARGS...]]" : "", cmd->summary);
 	if (cmd->flags & CMD_TRACES) {
-		fprintf(f,
-			"\nTarget (default: the whole host, until Ctrl-C or -d):\n"
-			"  -p, --pid PID[,PID...]  trace these processes (all their threads, across exec)\n"
-			"  -t, --tid TID           trace one thread\n"
-			"  -c, --cgroup PATH       trace tasks in this cgroup v2 directory and below\n"
-			"  -C, --cpu CPU[,CPU...]  only events on these CPUs (ranges: 0-3)\n"
-			"  -- COMMAND [ARGS]       start COMMAND, trace it from its first instruction,\n"
-			"                          stop when it exits and exit with its status\n"
-			"      --no-children       with -p or --: do not follow processes they fork\n"
-			"\nRun:\n"
-			"  -d, --duration SECONDS  stop after SECONDS\n"
-			"  -i, --interval SECONDS  print the counts of each interval\n"
-			"  -T, --timestamp         prefix each interval with the time of day\n"
-			"\nOutput:\n"
-			"      --json              one JSON object at the end (one per interval with -i)\n");
+		fprintf(f, "\nTarget (default: the whole host, until Ctrl-C or -d):\n"
+			   "  -p, --pid PID[,PID...]  trace these processes (all their threads, "
+			   "across exec)\n"
+			   "  -t, --tid TID           trace one thread\n"
+			   "  -c, --cgroup PATH       trace tasks in this cgroup v2 directory and "
+			   "below\n"
+			   "  -C, --cpu CPU[,CPU...]  only events on these CPUs (ranges: 0-3)\n"
+			   "  -- COMMAND [ARGS]       start COMMAND, trace it from its first "
+			   "instruction,\n"
+			   "                          stop when it exits and exit with its status\n"
+			   "      --no-children       with -p or --: do not follow processes they "
+			   "fork\n"
+			   "\nRun:\n"
+			   "  -d, --duration SECONDS  stop after SECONDS\n"
+			   "  -i, --interval SECONDS  print the counts of each interval\n"
+			   "  -T, --timestamp         prefix each interval with the time of day\n"
+			   "\nOutput:\n"
+			   "      --json              one JSON object at the end (one per interval "
+			   "with -i)\n");
 		if (cmd->flags & CMD_STACKS)
 			fprintf(f, "      --folded            folded stacks for flame graphs "
 				   "(comm;user...;kernel...;[kind] COUNT)\n");
-		fprintf(f,
-			"  -o, --output FILE       write the output to FILE (atomically) instead of stdout\n"
-			"      --top N             rows in per-process and location tables (default 10)\n"
-			"\nKernel:\n"
-			"      --btf PATH          kernel BTF for kernels without /sys/kernel/btf/vmlinux\n"
-			"      --method KIND       force hooks of one kind: fentry, kprobe, tp_btf, raw_tp,\n"
-			"                          tracepoint, perf (events that have none are n/a)\n"
-			"  -v, --verbose           libbpf and attach details on stderr\n");
+		fprintf(f, "  -o, --output FILE       write the output to FILE (atomically) "
+			   "instead of stdout\n"
+			   "      --top N             rows in per-process and location tables "
+			   "(default 10)\n"
+			   "\nKernel:\n"
+			   "      --btf PATH          kernel BTF for kernels without "
+			   "/sys/kernel/btf/vmlinux\n"
+			   "      --method KIND       force hooks of one kind: fentry, kprobe, "
+			   "tp_btf, raw_tp,\n"
+			   "                          tracepoint, perf (events that have none are "
+			   "n/a)\n"
+			   "  -v, --verbose           libbpf and attach details on stderr\n");
 	} else {
 		fprintf(f, "\nOptions:\n"
 			   "      --json              JSON output\n"
-			   "      --btf PATH          kernel BTF for kernels without /sys/kernel/btf/vmlinux\n"
+			   "      --btf PATH          kernel BTF for kernels without "
+			   "/sys/kernel/btf/vmlinux\n"
 			   "  -v, --verbose           details on stderr\n");
 	}
 	fprintf(f, "  -h, --help              this help\n");
@@ -155,7 +164,8 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
 		if (!(cmd->flags & CMD_TRACES) && c != 'v' && c != 'h' && c != OPT_JSON &&
 		    c != OPT_BTF && c != '?' && c != ':') {
-			err_msg("%s: option '%s' is not used by this subcommand; see 'mmscope %s --help'",
+			err_msg("%s: option '%s' is not used by this subcommand; see 'mmscope %s "
+				"--help'",
 				cmd->name, argv[optind - 1], cmd->name);
 			return -1;
 		}
@@ -174,7 +184,8 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 
 				snprintf(path, sizeof(path), "/proc/%llu", (unsigned long long)v);
 				if (stat(path, &st) != 0) {
-					err_msg("-t: no thread with TID %llu", (unsigned long long)v);
+					err_msg("-t: no thread with TID %llu",
+						(unsigned long long)v);
 					return -1;
 				}
 			}
@@ -232,7 +243,8 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 			break;
 		case OPT_FOLDED:
 			if (!(cmd->flags & CMD_STACKS)) {
-				err_msg("--folded: '%s' collects no stacks (stacks come from 'mmscope "
+				err_msg("--folded: '%s' collects no stacks (stacks come from "
+					"'mmscope "
 					"faults --folded')",
 					cmd->name);
 				return -1;
@@ -299,14 +311,16 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 		return -1;
 	}
 	if (opts->no_children && !opts->npids && !opts->argv) {
-		err_msg("--no-children: only meaningful with -p or -- COMMAND (-t traces one thread)");
+		err_msg("--no-children: only meaningful with -p or -- COMMAND (-t traces one "
+			"thread)");
 		return -1;
 	}
 	if (opts->cgroup) {
 		struct stat st;
 
 		if (stat(opts->cgroup, &st) != 0 || !S_ISDIR(st.st_mode)) {
-			err_msg("-c %s: no such cgroup directory (give a path under /sys/fs/cgroup)",
+			err_msg("-c %s: no such cgroup directory (give a path under "
+				"/sys/fs/cgroup)",
 				opts->cgroup);
 			return -1;
 		}

@@ -32,8 +32,8 @@ struct mm_opts {
 	const char *cgroup;
 	bool cpu_filter;
 	uint64_t cpu_mask[MMSCOPE_MAX_CPUS / 64];
-	double duration;  /* seconds, 0: until Ctrl-C or the target ends */
-	double interval;  /* seconds, 0: only the final summary */
+	double duration; /* seconds, 0: until Ctrl-C or the target ends */
+	double interval; /* seconds, 0: only the final summary */
 	bool timestamp;
 	bool json;
 	bool folded;

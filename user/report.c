@@ -52,8 +52,11 @@ static void json_target(struct report *r)
 	jw_key(w, "target");
 	jw_begin_object(w);
 	jw_key(w, "type");
-	jw_string(w, o->argv ? "command" : o->npids ? "pid" : o->tid ? "tid" : o->cgroup ? "cgroup"
-										  : "host");
+	jw_string(w, o->argv	 ? "command"
+		     : o->npids	 ? "pid"
+		     : o->tid	 ? "tid"
+		     : o->cgroup ? "cgroup"
+				 : "host");
 	if (o->argv) {
 		jw_key(w, "command");
 		jw_begin_array(w);
@@ -167,8 +170,8 @@ void report_begin(struct report *r, int interval, double t0, double t1)
 
 		if (s->opts->timestamp)
 			format_clock(clock, sizeof(clock));
-		fprintf(r->out, "\n%s%sinterval %d (%.2f s)\n", clock, clock[0] ? " " : "", interval,
-			t1 - t0);
+		fprintf(r->out, "\n%s%sinterval %d (%.2f s)\n", clock, clock[0] ? " " : "",
+			interval, t1 - t0);
 		return;
 	}
 	fprintf(r->out, "\nmmscope %s: %s, %.2f s, kernel %s (%s)\n", s->opts->cmd->name, target,
@@ -177,7 +180,12 @@ void report_begin(struct report *r, int interval, double t0, double t1)
 		const struct event_selection *es = &s->sel.events[e];
 		char where[160];
 
-		if (!es->wanted || es->ev->infra)
+		bool this_arch = false;
+
+		for (int i = 0; i < es->ev->ncands; i++)
+			this_arch |= (es->ev->cands[i].arches & s->caps.arch) != 0;
+		/* Other architectures' events: in JSON hooks, not in the text header. */
+		if (!es->wanted || es->ev->infra || !this_arch)
 			continue;
 		if (es->chosen < 0) {
 			fprintf(r->out, "  %-19s n/a (no usable hook; see 'mmscope probes')\n",
@@ -291,7 +299,21 @@ static const struct {
 	{CNT_LOST_TRACKED, "tracked_processes", "child not followed: tracked-process map full"},
 	{CNT_LOST_RINGBUF, "ringbuf", "ring-buffer records dropped"},
 	{CNT_LOST_LAT, "latency", "latency in-flight map full"},
+	{CNT_LOST_TLB_PROC, "tlb_processes", "per-process TLB map full"},
+	{CNT_LOST_SYSCALL, "tlb_syscalls", "per-syscall TLB map full"},
+	{CNT_LOST_SWITCH_PROC, "switch_processes", "per-process switch map full"},
+	{CNT_LOST_MM_CPUS, "mm_cpus", "per-mm CPU map full (avoidable broadcasts undercounted)"},
 };
+
+void report_lost_stderr(const struct mm_stats *st)
+{
+	/* Anything dropped is said on stderr too, whatever the output format: never silent. */
+	for (size_t i = 0; i < sizeof(lost_counters) / sizeof(lost_counters[0]); i++)
+		if (st->c[lost_counters[i].counter])
+			warn_msg("lost %llu: %s",
+				 (unsigned long long)st->c[lost_counters[i].counter],
+				 lost_counters[i].what);
+}
 
 void report_end(struct report *r, const struct mm_stats *st)
 {
@@ -299,6 +321,7 @@ void report_end(struct report *r, const struct mm_stats *st)
 
 	for (size_t i = 0; i < sizeof(lost_counters) / sizeof(lost_counters[0]); i++)
 		total += st->c[lost_counters[i].counter];
+	report_lost_stderr(st);
 	if (r->jw) {
 		jw_key(r->jw, "unavailable");
 		jw_begin_object(r->jw);

@@ -28,6 +28,9 @@ void report_begin(struct report *r, int interval, double t0, double t1);
 /* JSON: unavailable, lost, and closes the object. Text: the lost line. */
 void report_end(struct report *r, const struct mm_stats *st);
 
+/* Print every nonzero lost counter on stderr. */
+void report_lost_stderr(const struct mm_stats *st);
+
 /* A counter at dotted key; available false prints n/a (why). Text rows use label. */
 void report_counter(struct report *r, const char *key, const char *label, bool available,
 		    uint64_t value, const char *why);

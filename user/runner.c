@@ -83,9 +83,7 @@ int run_tracing(struct mm_opts *opts, const struct tracing_spec *sp)
 
 		folded_session = &s;
 		write_folded(&s, s.out, kind_name_trampoline, &total);
-		if (st.c[CNT_LOST_STACK] || st.c[CNT_LOST_FOLDED])
-			warn_msg("%llu stacks lost (the counts are in --json 'lost')",
-				 (unsigned long long)(st.c[CNT_LOST_STACK] + st.c[CNT_LOST_FOLDED]));
+		report_lost_stderr(&st);
 		status = 0;
 		goto out;
 	}

@@ -260,8 +260,7 @@ static void set_autoload(struct session *s)
 {
 	struct bpf_program *prog;
 
-	bpf_object__for_each_program(prog, s->skel->obj)
-		bpf_program__set_autoload(prog, false);
+	bpf_object__for_each_program(prog, s->skel->obj) bpf_program__set_autoload(prog, false);
 	for (int e = 0; e < EV_NR; e++) {
 		const struct hook_candidate *c = selection_chosen(&s->sel, (enum mm_event_id)e);
 
@@ -374,8 +373,8 @@ static int on_record(void *ctx, void *data, size_t size)
 		/* While the process lives: its new image and loader, by build ID; its
 		 * libraries once the loader has mapped them. */
 		usyms_add_pid(s->usyms, (int)r->tgid);
-		for (int i = 0; i < 2 && s->nresnap < (int)(sizeof(s->resnap) / sizeof(s->resnap[0]));
-		     i++) {
+		for (int i = 0;
+		     i < 2 && s->nresnap < (int)(sizeof(s->resnap) / sizeof(s->resnap[0])); i++) {
 			s->resnap[s->nresnap].tgid = (int)r->tgid;
 			s->resnap[s->nresnap].due = now + (i ? 300000000ULL : 20000000ULL);
 			s->nresnap++;
@@ -445,7 +444,8 @@ static int check_privileges(void)
 			fclose(f);
 		/* CAP_SYS_ADMIN 21, CAP_PERFMON 38, CAP_BPF 39 */
 		if (!(eff & (1ULL << 21)) && (!(eff & (1ULL << 38)) || !(eff & (1ULL << 39)))) {
-			err_msg("needs root, or CAP_BPF and CAP_PERFMON (missing: %s%s%s); run with "
+			err_msg("needs root, or CAP_BPF and CAP_PERFMON (missing: %s%s%s); run "
+				"with "
 				"sudo",
 				eff & (1ULL << 39) ? "" : "CAP_BPF",
 				!(eff & (1ULL << 39)) && !(eff & (1ULL << 38)) ? ", " : "",
@@ -515,7 +515,8 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 		return -1;
 	kcaps_init_live(&s->caps, opts->btf);
 	if (!s->caps.btf) {
-		err_msg("this kernel has no BTF (/sys/kernel/btf/vmlinux): give one with --btf PATH "
+		err_msg("this kernel has no BTF (/sys/kernel/btf/vmlinux): give one with --btf "
+			"PATH "
 			"(see README: kernels without BTF)");
 		return -1;
 	}
@@ -525,7 +526,8 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 		s->cgroup_fd = open(opts->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (s->cgroup_fd < 0 || fstatfs(s->cgroup_fd, &sfs) ||
 		    sfs.f_type != CGROUP2_SUPER_MAGIC) {
-			err_msg("-c %s: not a cgroup v2 directory (give a path under /sys/fs/cgroup)",
+			err_msg("-c %s: not a cgroup v2 directory (give a path under "
+				"/sys/fs/cgroup)",
 				opts->cgroup);
 			return -1;
 		}
@@ -562,14 +564,16 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 			any |= ((cfg->primary ? cfg->primary : cfg->events) & (1u << e)) &&
 			       s->sel.events[e].chosen >= 0;
 		if (!any) {
-			err_msg("%s: none of its events can be observed on this kernel; see 'mmscope "
+			err_msg("%s: none of its events can be observed on this kernel; see "
+				"'mmscope "
 				"probes'",
 				opts->cmd->name);
 			return -1;
 		}
 		for (int e = 0; e < EV_NR; e++) {
 			if ((cfg->required & (1u << e)) && s->sel.events[e].chosen < 0) {
-				err_msg("%s: cannot observe %s on this kernel; see 'mmscope probes'",
+				err_msg("%s: cannot observe %s on this kernel; see 'mmscope "
+					"probes'",
 					opts->cmd->name, s->sel.events[e].ev->what);
 				return -1;
 			}
@@ -583,7 +587,8 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 		configure(s);
 		err = mmscope__load(s->skel);
 		if (err) {
-			err_msg("cannot load the BPF programs: %s (run with -v for the verifier log)",
+			err_msg("cannot load the BPF programs: %s (run with -v for the verifier "
+				"log)",
 				strerror(-err));
 			return -1;
 		}
@@ -604,8 +609,9 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 
 					verbose_msg("attach %s %s: %s", hook_method_name(c->method),
 						    c->points[i].target, strerror(-err));
-					snprintf(r->reason, sizeof(r->reason), "%s: attach failed: %s",
-						 c->points[i].target, strerror(-err));
+					snprintf(r->reason, sizeof(r->reason),
+						 "%s: attach failed: %s", c->points[i].target,
+						 strerror(-err));
 					failed_c = c;
 					failed_e = e;
 					break;
@@ -640,7 +646,8 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 		}
 		s->ksyms = ksyms_load("/proc/kallsyms");
 		if (!s->ksyms)
-			warn_msg("kernel symbols unavailable (/proc/kallsyms: %s)", strerror(errno));
+			warn_msg("kernel symbols unavailable (/proc/kallsyms: %s)",
+				 strerror(errno));
 	}
 	s->t_start = now_ns();
 	s->wall_start = wall_time_s();
@@ -683,7 +690,8 @@ static bool targets_gone(struct session *s)
 
 int session_run(struct session *s, interval_fn on_interval)
 {
-	uint64_t deadline = s->opts->duration ? s->t_start + (uint64_t)(s->opts->duration * 1e9) : 0;
+	uint64_t deadline =
+		s->opts->duration ? s->t_start + (uint64_t)(s->opts->duration * 1e9) : 0;
 	uint64_t step = s->opts->interval ? (uint64_t)(s->opts->interval * 1e9) : 0;
 	uint64_t next = step ? s->t_start + step : 0;
 	double iv_start = s->wall_start;

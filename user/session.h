@@ -22,7 +22,7 @@ struct mmscope;
 
 /* What a subcommand wants from the BPF side. */
 struct session_config {
-	unsigned int events; /* bits of enum mm_event_id the subcommand needs */
+	unsigned int events;   /* bits of enum mm_event_id the subcommand needs */
 	unsigned int required; /* of those, the ones without which it cannot run at all */
 	unsigned int primary;  /* at least one of these must be observable (0: any event) */
 	bool procs, locations, stacks;
@@ -53,7 +53,7 @@ struct session {
 	int nperf, capperf;
 	struct ring_buffer *rb;
 	unsigned int fn_attached; /* which functions of a kprobe list got attached */
-	int ncpus; /* possible CPUs: per-CPU map values */
+	int ncpus;		  /* possible CPUs: per-CPU map values */
 
 	pid_t child; /* -- COMMAND */
 	int child_go_fd, child_err_fd;

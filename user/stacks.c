@@ -137,8 +137,8 @@ struct location_row *read_locations(struct session *s, int *n)
 			continue;
 		dso[0] = '\0';
 		if (key.kernel_ip) {
-			const char *name = s->ksyms ? ksyms_resolve(s->ksyms, key.kernel_ip, &off)
-						    : NULL;
+			const char *name =
+				s->ksyms ? ksyms_resolve(s->ksyms, key.kernel_ip, &off) : NULL;
 
 			snprintf(sym, sizeof(sym), "%s", name ? name : "[unknown]");
 			snprintf(dso, sizeof(dso), "[kernel]");
@@ -229,8 +229,8 @@ static void sb_frame(struct sbuf *b, const char *name)
  * workload's code path, so not shown. */
 static bool infra_frame(const char *name)
 {
-	static const char *const prefixes[] = {"bpf_", "__bpf_", "perf_", "__perf_", "___perf_",
-					       "trace_", "__trace", "__traceiter_"};
+	static const char *const prefixes[] = {"bpf_",	   "__bpf_", "perf_",	"__perf_",
+					       "___perf_", "trace_", "__trace", "__traceiter_"};
 
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
 		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
@@ -297,8 +297,8 @@ int write_folded(struct session *s, FILE *out, kind_name_fn kind_name, uint64_t 
 		}
 		for (int i = 0; i < nk; i++) {
 			uint64_t off;
-			const char *name = s->ksyms ? ksyms_resolve(s->ksyms, kips[i] - (i > 0), &off)
-						    : NULL;
+			const char *name =
+				s->ksyms ? ksyms_resolve(s->ksyms, kips[i] - (i > 0), &off) : NULL;
 
 			names[i] = name ? name : "[unknown]";
 		}

@@ -70,9 +70,12 @@ static void key_from_print_name(const char *name, char *out, size_t len)
 	static const struct {
 		const char *text, *key;
 	} known[] = {
-		{"flush on task switch", "task_switch"}, {"remote shootdown", "remote_shootdown"},
-		{"local shootdown", "local_shootdown"},	 {"local MM shootdown", "local_mm_shootdown"},
-		{"remote IPI send", "remote_ipi_send"},	 {"remote wrong CPU", "remote_wrong_cpu"},
+		{"flush on task switch", "task_switch"},
+		{"remote shootdown", "remote_shootdown"},
+		{"local shootdown", "local_shootdown"},
+		{"local MM shootdown", "local_mm_shootdown"},
+		{"remote IPI send", "remote_ipi_send"},
+		{"remote wrong CPU", "remote_wrong_cpu"},
 	};
 	size_t i;
 
@@ -83,7 +86,8 @@ static void key_from_print_name(const char *name, char *out, size_t len)
 		}
 	}
 	for (i = 0; name[i] && i + 1 < len; i++)
-		out[i] = isalnum((unsigned char)name[i]) ? (char)tolower((unsigned char)name[i]) : '_';
+		out[i] = isalnum((unsigned char)name[i]) ? (char)tolower((unsigned char)name[i])
+							 : '_';
 	out[i] = '\0';
 }
 
@@ -118,8 +122,9 @@ static bool reasons_from_btf(struct session *s)
 
 static bool reasons_from_format(void)
 {
-	static const char *const paths[] = {"/sys/kernel/tracing/events/tlb/tlb_flush/format",
-					    "/sys/kernel/debug/tracing/events/tlb/tlb_flush/format"};
+	static const char *const paths[] = {
+		"/sys/kernel/tracing/events/tlb/tlb_flush/format",
+		"/sys/kernel/debug/tracing/events/tlb/tlb_flush/format"};
 	char buf[8192];
 
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
@@ -229,8 +234,8 @@ static void tlb_report_x86(struct report *r, const struct mm_stats *st, bool his
 			report_counter(r, key, standard_reasons[i], false, 0,
 				       "this kernel has no such tlb_flush reason");
 		else
-			report_counter(r, key, standard_reasons[i], true,
-				       st->tlb_reason[found], NULL);
+			report_counter(r, key, standard_reasons[i], true, st->tlb_reason[found],
+				       NULL);
 	}
 	/* Reasons beyond the known ones (a newer kernel's), by number: never dropped. */
 	for (unsigned int v = 0; c && v < TLB_REASON_SLOTS; v++) {
@@ -243,8 +248,8 @@ static void tlb_report_x86(struct report *r, const struct mm_stats *st, bool his
 		snprintf(key, sizeof(key), "tlb.%s", tlb_reason_key(s, v));
 		report_counter(r, key, tlb_reason_key(s, v), true, st->tlb_reason[v], NULL);
 	}
-	report_counter(r, "tlb.local", "local (issuing CPU only)", c != NULL,
-		       st->c[CNT_TLB_LOCAL], no_hook);
+	report_counter(r, "tlb.local", "local (issuing CPU only)", c != NULL, st->c[CNT_TLB_LOCAL],
+		       no_hook);
 	report_counter(r, "tlb.broadcast", "broadcast (shootdown IPIs)", c != NULL,
 		       st->c[CNT_TLB_BROADCAST], no_hook);
 	report_counter(r, "tlb.full_flushes", "full flushes (pages -1)", c != NULL,
@@ -304,16 +309,15 @@ static void tlb_report_powerpc(struct report *r, const struct mm_stats *st)
 			  no_tlbie);
 	report_kv_section(r, "tlb.ric", "RIC", ric_names, st->tlbie_ric, 4, tlbie, no_tlbie);
 	report_kv_section(r, "tlb.is", "IS", is_names, st->tlbie_is, 4, tlbie, no_tlbie);
-	report_counter(r, "tlb.ptesync_derived", "ptesync (derived)", tlbie, 2 * bursts,
-		       no_tlbie);
+	report_counter(r, "tlb.ptesync_derived", "ptesync (derived)", tlbie, 2 * bursts, no_tlbie);
 	if (r->jw) {
 		jw_key(r->jw, "ptesync_derivation");
 		jw_string(r->jw, tlbie ? derivation : NULL);
 	} else if (tlbie) {
 		fprintf(r->out, "    (ptesync: %s)\n", derivation);
 	}
-	report_counter(r, "tlb.avoidable_broadcast", "avoidable broadcasts", tlbie &&
-		       session_hook(s, EV_SWITCH), st->c[CNT_TLB_AVOIDABLE],
+	report_counter(r, "tlb.avoidable_broadcast", "avoidable broadcasts",
+		       tlbie && session_hook(s, EV_SWITCH), st->c[CNT_TLB_AVOIDABLE],
 		       "needs powerpc:tlbie and sched_switch");
 	if (r->jw) {
 		jw_key(r->jw, "functions");
@@ -339,7 +343,8 @@ static void tlb_report_powerpc(struct report *r, const struct mm_stats *st)
 		for (int i = 0; i < TLB_FN_SLOTS; i++)
 			if ((s->fn_attached & (1u << i)) && st->tlb_fn[i] &&
 			    list_item(tlb_fn_list_powerpc, i, name, sizeof(name)))
-				fprintf(r->out, " %s=%llu", name, (unsigned long long)st->tlb_fn[i]);
+				fprintf(r->out, " %s=%llu", name,
+					(unsigned long long)st->tlb_fn[i]);
 		fputc('\n', r->out);
 	}
 }
@@ -353,9 +358,10 @@ static void tlb_report_arm64(struct report *r, const struct mm_stats *st)
 	if (!r->jw)
 		fprintf(r->out, "\nTLB invalidations (arm64 TLBI operations, by kprobe)\n");
 	tlb_report_x86_keys_na(r);
-	report_counter(r, "tlb.local", "local operations", false, 0,
-		       "arm64 6.1 issues local TLBI only on ASID rollover (check_and_switch_context), "
-		       "not observable without a trace point there");
+	report_counter(
+		r, "tlb.local", "local operations", false, 0,
+		"arm64 6.1 issues local TLBI only on ASID rollover (check_and_switch_context), "
+		"not observable without a trace point there");
 	report_counter(r, "tlb.broadcast", "broadcast operations (...is)", ok,
 		       st->c[CNT_TLB_BROADCAST], why);
 	report_kv_section(r, "tlb.kinds", "by function", arm64_kinds, st->tlb_reason, 3, ok, why);
@@ -379,8 +385,8 @@ void hash_report_counts(struct report *r, const struct mm_stats *st)
 {
 	bool ok = session_hook(r->s, EV_HASH_FAULT) != NULL;
 	const char *why = r->s->caps.arch != ARCH_POWERPC ? "powerpc hash MMU only"
-			  : r->s->caps.mmu == MMU_RADIX	   ? "this CPU runs the radix MMU"
-							   : "no powerpc:hash_fault hook";
+			  : r->s->caps.mmu == MMU_RADIX	  ? "this CPU runs the radix MMU"
+							  : "no powerpc:hash_fault hook";
 
 	if (!r->jw && r->s->caps.arch != ARCH_POWERPC)
 		return; /* the text shows what this architecture has; JSON keeps its shape */
@@ -418,8 +424,9 @@ void tlb_report_by_fault_class(struct report *r, const struct mm_stats *st)
 					"entry and a TLB hook)\n");
 			return;
 		}
-		fprintf(r->out, "\ninvalidations issued while handling faults, by fault class\n"
-				"  %-28s %10s %16s %16s\n",
+		fprintf(r->out,
+			"\ninvalidations issued while handling faults, by fault class\n"
+			"  %-28s %10s %16s %16s\n",
 			"CLASS", "FAULTS", "ISSUED LOCAL", "ISSUED BROADCAST");
 	}
 	for (unsigned int i = 0; i < FAULT_CLASS_SLOTS; i++) {
@@ -533,8 +540,9 @@ void tlb_report_details(struct report *r)
 		jw_key(r->jw, "by_process");
 		jw_begin_array(r->jw);
 	} else if (n) {
-		fprintf(r->out, "\nissuing processes (local and broadcast flushes; top %d of %d)\n"
-				"  %7s %-16s %10s %s\n",
+		fprintf(r->out,
+			"\nissuing processes (local and broadcast flushes; top %d of %d)\n"
+			"  %7s %-16s %10s %s\n",
 			s->opts->top, n, "PID", "COMM", "FLUSHES", "BY REASON");
 	}
 	for (int i = 0; i < n && (r->jw || i < s->opts->top); i++) {

@@ -20,8 +20,8 @@ bool parse_u64(const char *s, uint64_t *out);
 /* A positive, finite number of seconds ("2", "0.5"); false otherwise. */
 bool parse_seconds(const char *s, double *out);
 
-uint64_t now_ns(void);	    /* CLOCK_MONOTONIC */
-double wall_time_s(void);   /* CLOCK_REALTIME, for timestamps in output */
+uint64_t now_ns(void);			  /* CLOCK_MONOTONIC */
+double wall_time_s(void);		  /* CLOCK_REALTIME, for timestamps in output */
 void format_clock(char *buf, size_t len); /* HH:MM:SS local time */
 
 /*
@@ -34,7 +34,7 @@ struct atomic_file {
 	FILE *f;
 };
 int atomic_file_open(struct atomic_file *af, const char *path); /* 0 or -errno */
-int atomic_file_commit(struct atomic_file *af);			 /* 0 or -errno */
+int atomic_file_commit(struct atomic_file *af);			/* 0 or -errno */
 void atomic_file_abort(struct atomic_file *af);
 
 /* Read a small text file (sysfs, procfs) into buf; returns bytes read or -errno. */

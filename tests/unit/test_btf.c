@@ -47,7 +47,7 @@ static void corrupt(void)
 
 	EXPECT(btf_xz_to_memfd(junk, sizeof(junk)) == -EINVAL);
 	EXPECT(btf_xz_to_memfd(xz, clen / 2) == -EINVAL); /* truncated */
-	xz[clen / 2] ^= 0x55;				 /* flipped: the CRC catches it */
+	xz[clen / 2] ^= 0x55;				  /* flipped: the CRC catches it */
 	EXPECT(btf_xz_to_memfd(xz, clen) == -EINVAL);
 	EXPECT(btf_xz_to_memfd(NULL, 0) == -EINVAL);
 }

@@ -66,7 +66,8 @@ static enum hook_method chosen(const struct selection *s, enum mm_event_id e)
 static void this_host(void)
 {
 	/* 6.18 here: BTF, tracepoints, perf; no kprobes; fentry refused. */
-	struct fake f = {.fentry = false, .kprobes = false, .tracefs_exceptions = true, .perf = true};
+	struct fake f = {
+		.fentry = false, .kprobes = false, .tracefs_exceptions = true, .perf = true};
 	struct kcaps k = make_caps(&f, ARCH_X86, true);
 	struct selection s;
 

@@ -37,8 +37,8 @@ static void good_options(void)
 {
 	struct mm_opts o;
 	char pid[32];
-	const char *a[] = {"faults", "-p", pid, "-d", "2.5", "-i", "0.5", "-T", "--json", "-C", "0,2-3",
-			   "--top", "5", "-o", "/tmp/x.json", NULL};
+	const char *a[] = {"faults", "-p", pid,	    "-d",    "2.5", "-i", "0.5",	 "-T",
+			   "--json", "-C", "0,2-3", "--top", "5",   "-o", "/tmp/x.json", NULL};
 
 	snprintf(pid, sizeof(pid), "%d,1", getpid());
 	EXPECT(parse(&o, &tracer, a) == 0);
