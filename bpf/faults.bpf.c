@@ -174,7 +174,8 @@ static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 kernel_ip)
 	s = stats_get();
 	if (!s)
 		return;
-	if (!(cls & FC_USER) && self_busy_now()) {
+	if (!(cls & FC_USER) && (collect_stacks || collect_locations || collect_tlb_stacks) &&
+	    self_busy_now()) {
 		s->c[CNT_FAULT_SELF]++;
 		return;
 	}
@@ -189,6 +190,8 @@ static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 kernel_ip)
 		proc_count(id >> 32, cls, false);
 	if (collect_locations)
 		location_count(ctx, id >> 32, cls, kernel_ip);
+	if (count_only)
+		return;
 
 	of.ts = bpf_ktime_get_ns();
 	of.cls = cls;
@@ -232,6 +235,12 @@ static __always_inline void fault_complete(bool major)
 	s = stats_get();
 	if (!s)
 		return;
+	if (count_only) {
+		/* Same filter as the entry's: the completing thread is the faulting one. */
+		if (trace_allowed(bpf_get_current_pid_tgid()))
+			s->c[major ? CNT_FAULT_MAJOR : CNT_FAULT_MINOR]++;
+		return;
+	}
 	of = bpf_map_lookup_elem(&open_faults, &tid);
 	if (!of) {
 		s->c[CNT_FAULT_COMPLETIONS_UNPAIRED]++;

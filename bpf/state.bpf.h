@@ -39,6 +39,12 @@ RODATA(bool, collect_tlb_stacks);   /* TLB flush stacks (tlb --folded) */
 RODATA(bool, collect_tlb_detail);   /* TLB events by process and by system call */
 RODATA(bool, collect_switch_procs); /* context switches by process */
 RODATA(bool, track_mm_cpus);	    /* CPUs each mm ran on (avoidable broadcasts) */
+/*
+ * Counting only (mmscope stat): no per-thread open fault, so no pairing, latency or
+ * attribution; minor/major are counted where they are accounted and incomplete is derived.
+ * Saves the hash-map updates that dominate the per-fault cost.
+ */
+RODATA(bool, count_only);
 /* Latency comes from handle_mm_fault entry/exit (fentry or kprobe) rather than pairing. */
 RODATA(bool, lat_from_calls);
 /* With -c: the cgroup's id, to test the task switched in (not current) at sched_switch. */

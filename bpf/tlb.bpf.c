@@ -116,6 +116,8 @@ static __always_inline void tlb_flush_event(void *ctx, int reason, unsigned long
 		return;
 	s->c[broadcast ? CNT_TLB_BROADCAST : CNT_TLB_LOCAL]++;
 
+	if (count_only)
+		return;
 	/* The fault being handled on this thread issued it. */
 	of = bpf_map_lookup_elem(&open_faults, &tid);
 	if (of)
@@ -273,6 +275,8 @@ static __always_inline void tlb_op(void *ctx, bool broadcast, __u32 kind, __u64 
 	s->tlb_reason[kind & (TLB_REASON_SLOTS - 1)]++;
 	if (broadcast && broadcast_avoidable(mm))
 		s->c[CNT_TLB_AVOIDABLE]++;
+	if (count_only)
+		return;
 	of = bpf_map_lookup_elem(&open_faults, &tid);
 	if (of)
 		of->tlb |= broadcast ? OF_TLB_BROADCAST : OF_TLB_LOCAL;

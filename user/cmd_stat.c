@@ -170,6 +170,7 @@ static int run_stat(struct mm_opts *opts)
 					  1u << EV_ARM64_TLBI | 1u << EV_HASH_FAULT |
 					  1u << EV_INSN_READ | 1u << EV_SLB,
 				.required = 0,
+				.count_only = true,
 			},
 		.print = print_stat,
 		.after_open = stat_after_open,

@@ -126,9 +126,20 @@ void faults_report_counts(struct report *r, const struct mm_stats *st, uint64_t 
 		       no_class);
 	report_counter(r, "faults.minor", "minor", have_done, st->c[CNT_FAULT_MINOR], no_done);
 	report_counter(r, "faults.major", "major", have_done, st->c[CNT_FAULT_MAJOR], no_done);
-	report_counter(r, "faults.incomplete", "incomplete (no completion)",
-		       have_done && have_entry, st->c[CNT_FAULT_REPLACED] + open_at_end,
-		       have_entry ? no_done : no_entry);
+	if (s->cfg.count_only) {
+		/* No pairing: what entered and was not accounted (completions of faults that
+		 * entered before the hooks were attached make this an estimate, clamped at 0). */
+		uint64_t in = st->c[CNT_FAULT_USER] + st->c[CNT_FAULT_KERNEL];
+		uint64_t done = st->c[CNT_FAULT_MINOR] + st->c[CNT_FAULT_MAJOR];
+
+		report_counter(r, "faults.incomplete", "incomplete (no completion)",
+			       have_done && have_entry, in > done ? in - done : 0,
+			       have_entry ? no_done : no_entry);
+	} else {
+		report_counter(r, "faults.incomplete", "incomplete (no completion)",
+			       have_done && have_entry, st->c[CNT_FAULT_REPLACED] + open_at_end,
+			       have_entry ? no_done : no_entry);
+	}
 	insn_reads_report(r, st);
 	if (histograms) {
 		const char *why = "no latency method on this kernel (see 'mmscope probes')";

@@ -291,7 +291,8 @@ static void configure(struct session *s)
 	sk->rodata->collect_tlb_detail = s->cfg.tlb_detail;
 	sk->rodata->collect_switch_procs = s->cfg.switch_procs;
 	sk->rodata->track_mm_cpus = s->cfg.track_mm_cpus;
-	sk->rodata->lat_from_calls = done && done->method != HM_PERF_SW;
+	sk->rodata->count_only = s->cfg.count_only;
+	sk->rodata->lat_from_calls = done && done->method != HM_PERF_SW && !s->cfg.count_only;
 	/* Maps a run does not use shrink to one entry: no memory for what is not collected. */
 	if (!s->cfg.stacks && !s->cfg.tlb_stacks) {
 		bpf_map__set_max_entries(sk->maps.kernel_stacks, 1);

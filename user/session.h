@@ -30,6 +30,7 @@ struct session_config {
 	bool tlb_detail;    /* TLB events by process and system call */
 	bool switch_procs;  /* context switches by process */
 	bool track_mm_cpus; /* CPUs each mm ran on: avoidable broadcasts */
+	bool count_only;    /* no pairing: counters only (stat) */
 };
 
 struct hw_counter {

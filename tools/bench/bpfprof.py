@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Watch one tracer process's BPF programs and maps while it runs.
+
+Usage: bpfprof.py (--pid PID | --child-of PID) --out FILE [--interval S] [--bpftool PATH]
+
+The process's own file descriptors say which BPF objects are its own: each bpf-prog fd's
+/proc/PID/fdinfo has prog_id, run_time_ns and run_cnt (the kernel's BPF statistics, counted
+only while sysctl kernel.bpf_stats_enabled=1), each bpf-map fd has map_id and memlock. So other
+tracers running on the same host (another mmscope, a test suite) are never mixed in.
+Every second `bpftool prog show -j` / `bpftool map show -j` give the names (and bpftool's
+own view of the same counters, kept when it is newer).
+
+Polls every --interval seconds until the process exits, then writes one JSON object:
+  progs: [{id, name, type, run_time_ns, run_cnt, ns_per_run, memlock}], counters as last seen
+  maps:  [{id, name, type, max_entries, memlock}] of the largest set seen at once (steady state)
+  map_memlock_total, prog_memlock_total, vmhwm_kb (peak RSS as /proc/PID/status last showed
+  it), attached_s (time from the first poll to the first program fd), polls, pid.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+
+def read_fdinfo(pid):
+    progs, maps = {}, {}
+    try:
+        fds = os.listdir("/proc/%d/fd" % pid)
+    except OSError:
+        return None, None
+    for fd in fds:
+        try:
+            link = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+        except OSError:
+            continue
+        if link not in ("anon_inode:bpf-prog", "anon_inode:bpf-map"):
+            continue
+        try:
+            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
+                kv = {}
+                for line in f:
+                    k, _, v = line.partition(":")
+                    kv[k.strip()] = v.strip()
+        except OSError:
+            continue
+        if "prog_id" in kv:
+            i = int(kv["prog_id"])
+            progs[i] = {
+                "id": i,
+                "type": kv.get("prog_type"),
+                "run_time_ns": int(kv.get("run_time_ns", 0)),
+                "run_cnt": int(kv.get("run_cnt", 0)),
+                "memlock": int(kv.get("memlock", 0)),
+            }
+        elif "map_id" in kv:
+            i = int(kv["map_id"])
+            maps[i] = {
+                "id": i,
+                "type": kv.get("map_type"),
+                "max_entries": int(kv.get("max_entries", 0)),
+                "memlock": int(kv.get("memlock", 0)),
+            }
+    return progs, maps
+
+
+def vmhwm_kb(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def bpftool_json(bpftool, what):
+    try:
+        r = subprocess.run([bpftool, what, "show", "-j"], capture_output=True, text=True,
+                           timeout=10)
+        return {o["id"]: o for o in json.loads(r.stdout or "[]")}
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return {}
+
+
+def child_of(ppid):
+    try:
+        with open("/proc/%d/task/%d/children" % (ppid, ppid)) as f:
+            kids = f.read().split()
+        return int(kids[0]) if kids else None
+    except OSError:
+        return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pid", type=int)
+    ap.add_argument("--child-of", type=int)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--interval", type=float, default=0.05)
+    ap.add_argument("--bpftool", default="bpftool")
+    a = ap.parse_args()
+
+    t0 = time.monotonic()
+    pid = a.pid
+    while pid is None:
+        pid = child_of(a.child_of)
+        if pid is None:
+            if not os.path.exists("/proc/%d" % a.child_of) or time.monotonic() - t0 > 30:
+                json.dump({"error": "no child process to watch"}, open(a.out, "w"))
+                return 1
+            time.sleep(0.01)
+
+    progs, maps_best, names, map_names = {}, {}, {}, {}
+    hwm, attached, polls, last_tool = None, None, 0, 0.0
+    while True:
+        p, m = read_fdinfo(pid)
+        if p is None:
+            break
+        polls += 1
+        h = vmhwm_kb(pid)
+        if h is not None:
+            hwm = h
+        for i, v in p.items():
+            old = progs.get(i)
+            if old is None or v["run_cnt"] >= old["run_cnt"]:
+                progs[i] = v
+        if p and attached is None:
+            attached = time.monotonic() - t0
+        if len(m) >= len(maps_best):
+            maps_best = m
+        now = time.monotonic()
+        if p and now - last_tool >= 1.0:
+            last_tool = now
+            tp = bpftool_json(a.bpftool, "prog")
+            tm = bpftool_json(a.bpftool, "map")
+            for i in p:
+                if i in tp:
+                    names[i] = tp[i].get("name", "?")
+                    if "run_cnt" in tp[i] and tp[i]["run_cnt"] > progs[i]["run_cnt"]:
+                        progs[i]["run_cnt"] = tp[i]["run_cnt"]
+                        progs[i]["run_time_ns"] = tp[i].get("run_time_ns", 0)
+            for i in m:
+                if i in tm:
+                    map_names[i] = (tm[i].get("name", "?"), tm[i].get("bytes_memlock"))
+        if not os.path.exists("/proc/%d" % pid):
+            break
+        try:
+            # a zombie has no fds: stop rather than spin
+            with open("/proc/%d/stat" % pid) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    break
+        except OSError:
+            break
+        time.sleep(a.interval)
+
+    out_progs = []
+    for i, v in sorted(progs.items()):
+        v["name"] = names.get(i, "?")
+        v["ns_per_run"] = v["run_time_ns"] / v["run_cnt"] if v["run_cnt"] else None
+        out_progs.append(v)
+    out_maps = []
+    for i, v in sorted(maps_best.items()):
+        nm = map_names.get(i)
+        v["name"] = nm[0] if nm else "?"
+        if nm and nm[1] is not None:
+            v["bytes_memlock_bpftool"] = nm[1]
+        out_maps.append(v)
+    res = {
+        "pid": pid,
+        "polls": polls,
+        "attached_s": attached,
+        "vmhwm_kb": hwm,
+        "progs": out_progs,
+        "maps": out_maps,
+        "map_memlock_total": sum(v.get("bytes_memlock_bpftool", v["memlock"]) for v in out_maps),
+        "prog_memlock_total": sum(v["memlock"] for v in out_progs),
+    }
+    with open(a.out, "w") as f:
+        json.dump(res, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

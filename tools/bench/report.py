@@ -1,0 +1,434 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The benchmark's report: tables on stdout, everything (raw samples included) in
+OUT/results.json. Reads what tools/bench/run.sh left in OUT:
+
+  samples.tsv     one line per timed run: round workload config rc loop_ns cpu_ns wall_ns
+                  events lost aux (aux: the tracer's own output, under OUT)
+  workloads.tsv   workload and its arguments
+  startup.tsv     config run attach_ns wall_ns
+  profile/        W.C.bpf.json (bpfprof.py), W.C.time (/usr/bin/time -v), W.C.json|.folded,
+                  W.C.workload (the workload's summary line)
+
+Ratios are of minimums (min over the runs of the config / min over the runs of the other),
+the least noisy estimate on a host whose steal time and neighbours inflate medians.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import statistics
+import sys
+
+CONFIGS = ["base", "mm_stat", "mm_faults", "mm_folded", "mm_tlb", "perf_stat", "perf_record",
+           "bt_count", "bt_pair", "bt_stacks"]
+LABEL = {
+    "base": "baseline (no tracer)",
+    "mm_stat": "mmscope stat",
+    "mm_faults": "mmscope faults",
+    "mm_folded": "mmscope faults --folded",
+    "mm_tlb": "mmscope tlb",
+    "perf_stat": "perf stat",
+    "perf_record": "perf record -g",
+    "bt_count": "bpftrace count",
+    "bt_pair": "bpftrace pairing",
+    "bt_stacks": "bpftrace stacks",
+}
+MM = ["mm_stat", "mm_faults", "mm_folded", "mm_tlb"]
+PEERS = ["perf_stat", "perf_record", "bt_count", "bt_pair", "bt_stacks"]
+# Where faults dominate the work (the fault-cost targets are judged on these).
+FAULT_HEAVY = ["page_touch", "exec_loop", "fork_exec", "mprotect_toggle"]
+# Programs that walk stacks, per mode (the rest count): faults' entry programs take the user
+# leaf frame with its build ID (bpf_get_stack), --folded's take both stacks (bpf_get_stackid).
+STACK_PROGS = {
+    "mm_faults": {"pf_user_btf", "pf_kernel_btf", "pf_user_tp", "pf_kernel_tp", "pf_perf"},
+    "mm_folded": {"pf_user_btf", "pf_kernel_btf", "pf_user_tp", "pf_kernel_tp", "pf_perf"},
+}
+TARGET_COUNT_NS = 100
+TARGET_STACK_NS = 1000
+TARGET_STARTUP_MS = 300
+TARGET_RSS_MB = 30
+
+
+def num(v):
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def stats(vals):
+    vals = [v for v in vals if v is not None]
+    if not vals:
+        return None
+    return {"n": len(vals), "min": min(vals), "median": statistics.median(vals), "max": max(vals)}
+
+
+def ratio(a, b):
+    return a / b if a and b else None
+
+
+def fmt_ratio(r):
+    return "%6.3f" % r if r is not None else "   n/a"
+
+
+def fmt_ms(v):
+    return "%8.1f" % (v / 1e6) if v is not None else "     n/a"
+
+
+def mm_json_counts(path):
+    """events, lost from an mmscope --json output."""
+    try:
+        d = json.load(open(path))
+    except (OSError, ValueError):
+        return None, None
+    lost = sum(v for v in (d.get("lost") or {}).values() if isinstance(v, int))
+    ev = 0
+    f = d.get("faults") or {}
+    for k in ("user", "kernel", "minor", "major"):
+        if isinstance(f.get(k), int):
+            ev += f[k]
+    t = d.get("tlb") or {}
+    if isinstance(t.get("events"), int):
+        ev += t["events"]
+    s = d.get("switch") or {}
+    if isinstance(s.get("total"), int):
+        ev += s["total"]
+    return ev, lost
+
+
+def perf_stat_counts(path):
+    ev = 0
+    try:
+        for line in open(path):
+            m = re.match(r"\s*([\d,]+)\s+(page-faults|minor-faults|major-faults|tlb:tlb_flush)",
+                         line)
+            if m:
+                ev += int(m.group(1).replace(",", ""))
+    except OSError:
+        return None
+    return ev
+
+
+def bt_counts(path):
+    ev = 0
+    try:
+        for line in open(path, errors="replace"):
+            m = re.search(r"\]: (\d+)$", line.rstrip())
+            if m:
+                ev += int(m.group(1))
+                continue
+            m = re.match(r"^[\[(].*[\])]\s+(\d+) \|", line)
+            if m:
+                ev += int(m.group(1))
+    except OSError:
+        return None
+    return ev
+
+
+def load_samples(out):
+    rows = []
+    with open(os.path.join(out, "samples.tsv")) as f:
+        head = f.readline().rstrip("\n").split("\t")
+        for line in f:
+            r = dict(zip(head, line.rstrip("\n").split("\t")))
+            for k in ("round", "rc", "loop_ns", "cpu_ns", "wall_ns", "events", "lost"):
+                r[k] = num(r.get(k))
+            aux = os.path.join(out, r["aux"])
+            c = r["config"]
+            if c in ("mm_stat", "mm_faults", "mm_tlb"):
+                r["events"], r["lost"] = mm_json_counts(aux)
+            elif c == "perf_stat":
+                r["events"] = perf_stat_counts(aux)
+            elif c in ("bt_count", "bt_pair"):
+                r["events"] = bt_counts(aux)
+            rows.append(r)
+    return rows
+
+
+def load_profile(out, workloads):
+    prof = {}
+    for path in sorted(glob.glob(os.path.join(out, "profile", "*.bpf.json"))):
+        base = os.path.basename(path)[: -len(".bpf.json")]
+        wl, cfg = base.rsplit(".", 1)
+        try:
+            d = json.load(open(path))
+        except (OSError, ValueError):
+            continue
+        stem = os.path.join(out, "profile", base)
+        try:
+            t = open(stem + ".time").read()
+            m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", t)
+            d["peak_rss_kb"] = int(m.group(1)) if m else None
+        except OSError:
+            d["peak_rss_kb"] = None
+        loop = None
+        try:
+            m = re.search(r"loop_ns=(\d+)", open(stem + ".workload").read())
+            loop = int(m.group(1)) if m else None
+        except OSError:
+            pass
+        d["loop_ns"] = loop
+        dur = None
+        if os.path.exists(stem + ".json"):
+            try:
+                j = json.load(open(stem + ".json"))
+                dur = j.get("duration_s")
+                d["events"], d["lost"] = mm_json_counts(stem + ".json")
+            except (OSError, ValueError):
+                pass
+        d["duration_s"] = dur
+        # -p attaches during the workload's pause: the trace must cover the whole loop
+        if dur is not None and loop is not None:
+            d["covered_loop"] = dur * 1e9 >= loop
+        runs = sum(p["run_cnt"] for p in d.get("progs", []))
+        d["bpf_runs"] = runs
+        secs = loop / 1e9 if loop else None
+        d["bpf_runs_per_s"] = runs / secs if secs else None
+        prof.setdefault(wl, {})[cfg] = d
+    return prof
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--runs", type=int)
+    ap.add_argument("--seconds", type=int)
+    ap.add_argument("--meta", action="append", default=[])
+    a = ap.parse_args()
+    out = a.out
+
+    meta = dict(m.split("=", 1) for m in a.meta)
+    meta["runs"] = a.runs
+    meta["bench_seconds"] = a.seconds
+    wl_args = {}
+    for line in open(os.path.join(out, "workloads.tsv")):
+        w, _, args = line.rstrip("\n").partition("\t")
+        wl_args[w] = args
+    workloads = list(wl_args)
+    rows = load_samples(out)
+    configs = [c for c in CONFIGS if any(r["config"] == c for r in rows)]
+
+    res = {"meta": meta, "workloads": {}, "startup": {}, "profile": {}, "targets": []}
+    P = print
+    P()
+    P("=" * 100)
+    P("mmscope benchmark: %s runs per (workload, configuration), interleaved; kernel %s, %s CPUs"
+      % (a.runs, meta.get("kernel"), meta.get("cpus")))
+    P("loop = the workload's measured loop (loop_ns, wall), cpu = its CPU time (cpu_ns);")
+    P("x base = min / min of the baseline; events/s = events the tracer handled / loop time")
+    P("=" * 100)
+
+    summary = {}
+    for w in workloads:
+        wr = [r for r in rows if r["workload"] == w]
+        entry = {"args": wl_args[w], "configs": {}, "peer_ratios": {}}
+        res["workloads"][w] = entry
+        base_loop = stats([r["loop_ns"] for r in wr if r["config"] == "base" and r["rc"] == 0])
+        base_cpu = stats([r["cpu_ns"] for r in wr if r["config"] == "base" and r["rc"] == 0])
+        P()
+        P("%s %s%s" % (w, wl_args[w], "" if w in FAULT_HEAVY else "   (switch/TLB-heavy)"))
+        P("  %-24s %8s %8s %8s %7s | %8s %8s %8s %7s | %10s %6s %s"
+          % ("configuration", "loop min", "med", "max", "x base", "cpu min", "med", "max",
+             "x base", "events/s", "lost", "ok"))
+        for c in configs:
+            cr = [r for r in wr if r["config"] == c]
+            ok = [r for r in cr if r["rc"] == 0 and r["loop_ns"] is not None]
+            ls = stats([r["loop_ns"] for r in ok])
+            cs = stats([r["cpu_ns"] for r in ok])
+            lost = [r["lost"] for r in cr if r["lost"] is not None]
+            evs = [r["events"] / (r["loop_ns"] / 1e9) for r in ok
+                   if r["events"] is not None and r["loop_ns"]]
+            e = {
+                "samples": [{k: r[k] for k in ("round", "rc", "loop_ns", "cpu_ns", "wall_ns",
+                                               "events", "lost", "aux")} for r in cr],
+                "loop_ns": ls, "cpu_ns": cs,
+                "loop_ratio_min": ratio(ls and ls["min"], base_loop and base_loop["min"]),
+                "loop_ratio_median": ratio(ls and ls["median"], base_loop and base_loop["median"]),
+                "cpu_ratio_min": ratio(cs and cs["min"], base_cpu and base_cpu["min"]),
+                "cpu_ratio_median": ratio(cs and cs["median"], base_cpu and base_cpu["median"]),
+                "lost_total": sum(lost) if lost else None,
+                "events_per_s_max": max(evs) if evs else None,
+                "runs_ok": len(ok), "runs": len(cr),
+            }
+            entry["configs"][c] = e
+            summary[(w, c)] = e
+            P("  %-24s %s %s %s %s | %s %s %s %s | %10s %6s %d/%d"
+              % (LABEL[c], fmt_ms(ls and ls["min"]), fmt_ms(ls and ls["median"]),
+                 fmt_ms(ls and ls["max"]), fmt_ratio(e["loop_ratio_min"]),
+                 fmt_ms(cs and cs["min"]), fmt_ms(cs and cs["median"]), fmt_ms(cs and cs["max"]),
+                 fmt_ratio(e["cpu_ratio_min"]),
+                 "%.0f" % e["events_per_s_max"] if e["events_per_s_max"] else "-",
+                 e["lost_total"] if e["lost_total"] is not None else "-", len(ok), len(cr)))
+        # mmscope against each peer
+        mms = [c for c in MM if c in configs]
+        peers = [c for c in PEERS if c in configs]
+        if mms and peers:
+            P("  loop min ratio, mmscope / peer (< 1: mmscope cheaper):")
+            P("  %-24s " % "" + " ".join("%15s" % LABEL[p] for p in peers))
+            for m in mms:
+                cells = []
+                for p in peers:
+                    lm, lp = summary[(w, m)]["loop_ns"], summary[(w, p)]["loop_ns"]
+                    r = ratio(lm and lm["min"], lp and lp["min"])
+                    entry["peer_ratios"].setdefault(m, {})[p] = r
+                    cells.append("%15s" % fmt_ratio(r).strip())
+                P("  %-24s " % LABEL[m] + " ".join(cells))
+
+    # ---- start-up ----
+    st_path = os.path.join(out, "startup.tsv")
+    if os.path.exists(st_path):
+        st = {}
+        with open(st_path) as f:
+            f.readline()
+            for line in f:
+                c, _, att, wall = line.rstrip("\n").split("\t")
+                st.setdefault(c, {"attach": [], "wall": []})
+                st[c]["attach"].append(num(att))
+                st[c]["wall"].append(num(wall))
+        b = st.get("base")
+        P()
+        P("start-up: 'attach' = launch of TRACER -- /bin/date to the command's first timestamp, minus the")
+        P("same for /bin/date alone (the tracer's start-up until the command runs: load, attach, release);")
+        P("'start+teardown' = wall of TRACER -- /bin/true minus wall of /bin/true alone")
+        P("  %-24s %24s   %24s" % ("", "attach ms min/med/max", "start+teardown ms min/med/max"))
+        for c in configs:
+            if c == "base" or c not in st:
+                continue
+            ba = stats(b["attach"]) if b else None
+            bw = stats(b["wall"]) if b else None
+            sa, sw = stats(st[c]["attach"]), stats(st[c]["wall"])
+            d = {"attach_ns": sa, "wall_ns": sw, "raw": st[c]}
+            if sa and ba:
+                d["attach_net_ms"] = {k: (sa[k] - ba["min"]) / 1e6 for k in ("min", "median", "max")}
+            if sw and bw:
+                d["wall_net_ms"] = {k: (sw[k] - bw["min"]) / 1e6 for k in ("min", "median", "max")}
+            res["startup"][c] = d
+            fa = d.get("attach_net_ms")
+            fw = d.get("wall_net_ms")
+            P("  %-24s %24s   %24s" % (
+                LABEL[c],
+                "%.0f / %.0f / %.0f" % (fa["min"], fa["median"], fa["max"]) if fa else "n/a",
+                "%.0f / %.0f / %.0f" % (fw["min"], fw["median"], fw["max"]) if fw else "n/a"))
+        res["startup"]["base"] = {"attach_ns": stats(b["attach"]), "wall_ns": stats(b["wall"])} if b else None
+
+    # ---- profile pass ----
+    prof = load_profile(out, workloads)
+    res["profile"] = prof
+    if prof:
+        P()
+        P("profile pass (kernel.bpf_stats_enabled=1; mmscope -p PID on the workload's pause):")
+        P("BPF time per event = run_time_ns / run_cnt of each program; targets: counting <= %d ns,"
+          % TARGET_COUNT_NS)
+        P("stack-collecting <= %d ns (in-program time only: the hook's own dispatch, e.g. the perf"
+          % TARGET_STACK_NS)
+        P("software event's overflow path, is not in run_time_ns)")
+        for w in workloads:
+            for c in [c for c in MM + PEERS if c in prof.get(w, {})]:
+                d = prof[w][c]
+                rss = d.get("peak_rss_kb")
+                P("  %s / %s: peak RSS %s, BPF maps %.1f MB memlock (%d maps), progs %.0f KB, "
+                  "%s BPF runs (%s/s of loop)%s%s"
+                  % (w, LABEL[c], "%.1f MB" % (rss / 1024) if rss else "n/a (not its child)",
+                     d.get("map_memlock_total", 0) / 2**20, len(d.get("maps", [])),
+                     d.get("prog_memlock_total", 0) / 1024, d["bpf_runs"],
+                     "%.0f" % d["bpf_runs_per_s"] if d.get("bpf_runs_per_s") else "?",
+                     "" if d.get("covered_loop", True) else "  (WARNING: attached after the loop began)",
+                     "  lost %s" % d["lost"] if d.get("lost") else ""))
+                for p in d.get("progs", []):
+                    if not p["run_cnt"]:
+                        continue
+                    kind = "stack" if p["name"] in STACK_PROGS.get(c, ()) else "count"
+                    lim = TARGET_STACK_NS if kind == "stack" else TARGET_COUNT_NS
+                    p["kind"] = kind
+                    p["target_ns"] = lim if c in MM else None
+                    P("      %-16s %-8s %10d runs %8.0f ns/run  %s"
+                      % (p["name"], kind, p["run_cnt"], p["ns_per_run"],
+                         ("ok" if p["ns_per_run"] <= lim else "OVER %d ns" % lim) if c in MM else "(peer)"))
+
+    # ---- targets ----
+    T = res["targets"]
+
+    def target(name, ok, detail):
+        T.append({"target": name, "holds": ok, "detail": detail})
+
+    def loop_r(w, c, other="base"):
+        a_, b_ = summary.get((w, c)), summary.get((w, other))
+        if not a_ or not b_ or not a_["loop_ns"] or not b_["loop_ns"]:
+            return None
+        return a_["loop_ns"]["min"] / b_["loop_ns"]["min"]
+
+    def cpu_r(w, c, other="base"):
+        a_, b_ = summary.get((w, c)), summary.get((w, other))
+        if not a_ or not b_ or not a_["cpu_ns"] or not b_["cpu_ns"]:
+            return None
+        return a_["cpu_ns"]["min"] / b_["cpu_ns"]["min"]
+
+    fh = [w for w in workloads if w in FAULT_HEAVY]
+    for w in fh:
+        for c, lim, what in (("mm_stat", 1.03, "<= 3% over baseline"),
+                             ("mm_faults", 1.25, "<= 25% over baseline"),
+                             ("mm_folded", 1.15, "<= 15% over baseline")):
+            r = loop_r(w, c)
+            if r is not None:
+                target("%s %s %s" % (LABEL[c], what, w), r <= lim,
+                       "loop min x%.3f (cpu min x%s)" % (r, fmt_ratio(cpu_r(w, c)).strip()))
+        for c, p in (("mm_faults", "bt_pair"), ("mm_folded", "perf_record"), ("mm_stat", "bt_count")):
+            r = loop_r(w, c, p)
+            if r is not None:
+                verb = "not slower than" if p == "bt_count" else "cheaper than"
+                target("%s %s %s, %s" % (LABEL[c], verb, LABEL[p], w),
+                       r <= 1.0 if p == "bt_count" else r < 1.0,
+                       "loop min ratio %.3f (x%.3f vs x%.3f over baseline; cpu ratio %s)"
+                       % (r, loop_r(w, c), loop_r(w, p), fmt_ratio(cpu_r(w, c, p)).strip()))
+    lost_all = [(w, c, summary[(w, c)]["lost_total"]) for w in workloads for c in MM
+                if (w, c) in summary and summary[(w, c)]["lost_total"] is not None]
+    if lost_all:
+        bad = [x for x in lost_all if x[2]]
+        target("mmscope events lost = 0 at the tested rates", not bad,
+               "lost in %s" % ", ".join("%s/%s: %d" % x for x in bad) if bad else
+               "0 in every mmscope run (%d workload x mode pairs)" % len(lost_all))
+    s = res["startup"].get("mm_stat")
+    if s and s.get("attach_net_ms"):
+        a_ = s["attach_net_ms"]
+        target("start-up to attached < %d ms (mmscope stat)" % TARGET_STARTUP_MS,
+               a_["min"] < TARGET_STARTUP_MS,
+               "attach min %.0f ms, median %.0f ms; start+teardown min %.0f ms"
+               % (a_["min"], a_["median"], s["wall_net_ms"]["min"] if s.get("wall_net_ms") else -1))
+    rss = [(w, c, prof[w][c]["peak_rss_kb"]) for w in prof for c in MM
+           if c in prof[w] and prof[w][c].get("peak_rss_kb")]
+    if rss:
+        worst = max(rss, key=lambda x: x[2])
+        target("peak RSS < %d MB" % TARGET_RSS_MB, worst[2] < TARGET_RSS_MB * 1024,
+               "max %.1f MB (%s, %s)" % (worst[2] / 1024, worst[0], LABEL[worst[1]]))
+    for kind, lim in (("count", TARGET_COUNT_NS), ("stack", TARGET_STACK_NS)):
+        over, n = [], 0
+        for w in prof:
+            for c in MM:
+                for p in prof[w].get(c, {}).get("progs", []):
+                    if p.get("kind") == kind and p["run_cnt"] >= 100:
+                        n += 1
+                        if p["ns_per_run"] > lim:
+                            over.append("%s %s/%s %.0f ns" % (p["name"], w, c, p["ns_per_run"]))
+        if n:
+            target("BPF time per event <= %d ns (%s programs)" % (lim, "counting" if kind == "count"
+                                                                 else "stack-collecting"),
+                   not over, "; ".join(over) if over else "all %d (program, run) pairs" % n)
+
+    P()
+    P("targets (timing judged on the minimum of the loop's wall time):")
+    for t in T:
+        P("  [%s] %s: %s" % ("ok  " if t["holds"] else "MISS", t["target"], t["detail"]))
+    held = sum(1 for t in T if t["holds"])
+    P("%d of %d targets hold" % (held, len(T)))
+    if a.seconds:
+        P("benchmark time: %d min %d s" % (a.seconds // 60, a.seconds % 60))
+    with open(os.path.join(out, "results.json"), "w") as f:
+        json.dump(res, f, indent=1, default=str)
+    P("results: %s" % os.path.join(out, "results.json"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,303 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# mmscope benchmark: what watching costs, against no tracer, perf and bpftrace.
+# See tools/bench/README.md for the method and how to read the output.
+#
+#   tools/bench/run.sh [--quick] [-n RUNS] [-w WORKLOADS] [-c CONFIGS] [--no-profile]
+#                      [--no-startup] [--out DIR]          (make bench runs it as is)
+#
+# Environment (each also a default for the option): RUNS, WORKLOADS, CONFIGS, OUT,
+# PT_ARGS EL_ARGS FE_ARGS MP_ARGS TS_ARGS (each workload's arguments), PAUSE_MS (profile pass),
+# STARTUP_RUNS, TIMEOUT (seconds per run), MMSCOPE, PERF, BPFTRACE, BPFTOOL.
+#
+# Exit status: 0 when it measured (targets missed or not: see the report), 1 when it could not.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+here=$top/tools/bench
+BUILD=${BUILD:-$top/build}
+
+usage() {
+	sed -n '3,12p' "$0" | sed 's/^# \{0,1\}//'
+	cat <<'EOF'
+
+  --quick           3 runs, smaller workloads, 3 start-up runs (about 4 minutes)
+  -n, --runs N      interleaved timed runs of each (workload, configuration) (default 7)
+  -w, --workloads L comma list of: page_touch exec_loop fork_exec mprotect_toggle tlb_switch
+  -c, --configs L   comma list of: base mm_stat mm_faults mm_folded mm_tlb perf_stat
+                    perf_record bt_count bt_pair bt_stacks (base is always run)
+      --no-profile  skip the profile pass (BPF run time per program, RSS, map memory)
+      --no-startup  skip the start-up measurement
+      --out DIR     results directory (default build/bench)
+EOF
+}
+
+die() {
+	echo "bench: $*" >&2
+	exit 1
+}
+say() { printf '%s\n' "$*" >&2; }
+
+QUICK=0
+PROFILE=1
+STARTUP=1
+RUNS=${RUNS:-}
+WORKLOADS=${WORKLOADS:-page_touch,exec_loop,fork_exec,mprotect_toggle,tlb_switch}
+CONFIGS=${CONFIGS:-base,mm_stat,mm_faults,mm_folded,mm_tlb,perf_stat,perf_record,bt_count,bt_pair,bt_stacks}
+OUT=${OUT:-$BUILD/bench}
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) QUICK=1 ;;
+	-n | --runs) RUNS=$2; shift ;;
+	-w | --workloads) WORKLOADS=$2; shift ;;
+	-c | --configs) CONFIGS=$2; shift ;;
+	--no-profile) PROFILE=0 ;;
+	--no-startup) STARTUP=0 ;;
+	--out) OUT=$2; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) usage >&2; exit 1 ;;
+	esac
+	shift
+done
+
+# ---- sizes: each loop ~0.3-1 s alone on the 2-CPU VM (a fault costs 5-30 us there) ----
+if [ "$QUICK" = 1 ]; then
+	: "${RUNS:=3}" "${STARTUP_RUNS:=3}" "${PAUSE_MS:=2500}"
+	: "${PT_ARGS:=-w 5000 -r 5000}" "${EL_ARGS:=15}" "${FE_ARGS:=-n 10}"
+	: "${MP_ARGS:=--single -s 16M -i 2}" "${TS_ARGS:=-t 1000}"
+else
+	: "${RUNS:=7}" "${STARTUP_RUNS:=7}" "${PAUSE_MS:=3000}"
+	: "${PT_ARGS:=-w 12000 -r 12000}" "${EL_ARGS:=40}" "${FE_ARGS:=-n 25}"
+	: "${MP_ARGS:=--single -s 32M -i 4}" "${TS_ARGS:=-t 3000}"
+fi
+: "${TIMEOUT:=300}"
+case $RUNS in '' | *[!0-9]* | 0) die "runs must be a positive number" ;; esac
+declare -A WL_ARGS=([page_touch]=$PT_ARGS [exec_loop]=$EL_ARGS [fork_exec]=$FE_ARGS
+	[mprotect_toggle]=$MP_ARGS [tlb_switch]=$TS_ARGS)
+IFS=, read -r -a wls <<<"$WORKLOADS"
+IFS=, read -r -a cfgs <<<"$CONFIGS"
+for w in "${wls[@]}"; do [ -n "${WL_ARGS[$w]+x}" ] || die "unknown workload: $w"; done
+[[ ",$CONFIGS," == *,base,* ]] || cfgs=(base "${cfgs[@]}")
+for c in "${cfgs[@]}"; do
+	case $c in base | mm_stat | mm_faults | mm_folded | mm_tlb | perf_stat | perf_record | \
+		bt_count | bt_pair | bt_stacks) ;;
+	*) die "unknown configuration: $c" ;;
+	esac
+done
+
+# ---- prerequisites ----
+[ "$(id -u)" = 0 ] || die "needs root (BPF, perf, sysctl)"
+PERF=${PERF:-perf}
+BPFTRACE=${BPFTRACE:-bpftrace}
+BPFTOOL=${BPFTOOL:-bpftool}
+if [ ! -x /usr/bin/time ]; then
+	say "bench: installing Debian package 'time' (/usr/bin/time, for peak RSS)"
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+		--no-install-recommends time >/dev/null || die "cannot install the 'time' package"
+fi
+for t in "$PERF" "$BPFTRACE" "$BPFTOOL" python3 timeout shuf; do
+	command -v "$t" >/dev/null || die "missing $t (make deps installs it)"
+done
+MM_SRC=${MMSCOPE:-$BUILD/mmscope}
+[ -x "$MM_SRC" ] || die "no $MM_SRC (run make first)"
+for w in "${wls[@]}"; do [ -x "$BUILD/workloads/$w" ] || die "no $BUILD/workloads/$w (run make)"; done
+
+# Private copies of the binaries: the tree may be rebuilt while the benchmark runs.
+TMP=$(mktemp -d /tmp/mmscope-bench.XXXXXX)
+BIN=$TMP/bin
+mkdir -p "$BIN"
+cp "$MM_SRC" "$BIN/mmscope"
+for w in "${wls[@]}"; do cp "$BUILD/workloads/$w" "$BIN/$w"; done
+MM=$BIN/mmscope
+
+stats_orig=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
+cleanup() {
+	sysctl -q -w kernel.bpf_stats_enabled="$stats_orig" >/dev/null 2>&1
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'echo "bench: interrupted" >&2; exit 130' INT TERM
+
+rm -rf "$OUT"
+RAW=$OUT/raw
+mkdir -p "$RAW" "$OUT/profile" || die "cannot create $OUT"
+SAMPLES=$OUT/samples.tsv
+printf 'round\tworkload\tconfig\trc\tloop_ns\tcpu_ns\twall_ns\tevents\tlost\taux\n' >"$SAMPLES"
+for w in "${wls[@]}"; do printf '%s\t%s\n' "$w" "${WL_ARGS[$w]}"; done >"$OUT/workloads.tsv"
+
+# ---- the peers' programs (bpftrace 0.17 syntax) ----
+BT_COUNT='tracepoint:exceptions:page_fault_user { @[args->error_code] = count(); }'
+# The same pairing as mmscope faults: fault entry, then the perf minor/major event that
+# mm_account_fault() fires on the same thread; an entry left open is replaced by the next.
+BT_PAIR='tracepoint:exceptions:page_fault_user { @start[tid] = nsecs; }
+software:minor-faults:1 /@start[tid]/ { @minor_ns = hist(nsecs - @start[tid]); delete(@start[tid]); }
+software:major-faults:1 /@start[tid]/ { @major_ns = hist(nsecs - @start[tid]); delete(@start[tid]); }
+END { clear(@start); }'
+BT_STACKS='tracepoint:exceptions:page_fault_user { @[kstack, ustack, comm] = count(); }'
+PERF_EVENTS=page-faults,minor-faults,major-faults,tlb:tlb_flush
+
+now_ns() { local t=$EPOCHREALTIME; echo "${t%.*}${t#*.}000"; }
+
+# build_cmd CONFIG AUX CMD... -> RUN array
+build_cmd() {
+	local cfg=$1 aux=$2
+	shift 2
+	local cmdstr="$*"
+	case $cfg in
+	base) RUN=("$@") ;;
+	mm_stat) RUN=("$MM" stat --json -o "$aux" -- "$@") ;;
+	mm_faults) RUN=("$MM" faults --json -o "$aux" -- "$@") ;;
+	mm_folded) RUN=("$MM" faults --folded -o "$aux" -- "$@") ;;
+	mm_tlb) RUN=("$MM" tlb --json -o "$aux" -- "$@") ;;
+	perf_stat) RUN=("$PERF" stat -e "$PERF_EVENTS" -o "$aux" -- "$@") ;;
+	perf_record) RUN=("$PERF" record -e page-faults -c 1 -g -o "$aux.data" -- "$@") ;;
+	bt_count) RUN=("$BPFTRACE" -o "$aux" -e "$BT_COUNT" -c "$cmdstr") ;;
+	bt_pair) RUN=("$BPFTRACE" -o "$aux" -e "$BT_PAIR" -c "$cmdstr") ;;
+	bt_stacks) RUN=("$BPFTRACE" -o "$aux" -e "$BT_STACKS" -c "$cmdstr") ;;
+	esac
+}
+
+# run_one ROUND WORKLOAD CONFIG: one timed run, one line of samples.tsv
+run_one() {
+	local round=$1 wl=$2 cfg=$3
+	local aux=$RAW/$round.$wl.$cfg out=$TMP/out err
+	local -a cmd
+	read -r -a cmd <<<"$BIN/$wl ${WL_ARGS[$wl]}"
+	err=$aux.stderr
+	build_cmd "$cfg" "$aux" "${cmd[@]}"
+	local t0 t1 rc line loop cpu events=- lost=-
+	t0=$(now_ns)
+	timeout "$TIMEOUT" "${RUN[@]}" >"$out" 2>"$err" </dev/null
+	rc=$?
+	t1=$(now_ns)
+	line=$(grep -a "^$wl: " "$out" | tail -1)
+	loop=$(sed -n 's/.* loop_ns=\([0-9]*\).*/\1/p' <<<"$line")
+	cpu=$(sed -n 's/.* cpu_ns=\([0-9]*\).*/\1/p' <<<"$line")
+	case $cfg in
+	mm_folded)
+		events=$(awk '{ s += $NF } END { print s + 0 }' "$aux" 2>/dev/null)
+		lost=$(sed -n 's/.*warning: lost \([0-9]*\).*/\1/p' "$err" | awk '{ s += $1 } END { print s + 0 }')
+		[ "$round" = 1 ] || rm -f "$aux"
+		;;
+	perf_record)
+		events=$(sed -n 's/.*(\([0-9]*\) samples).*/\1/p' "$err" | tail -1)
+		lost=$("$PERF" report -i "$aux.data" --stats 2>/dev/null |
+			awk '/LOST/ && /events:/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+$/) { s += $i; break } } END { print s + 0 }')
+		rm -f "$aux.data" "$aux.data.old"
+		;;
+	bt_stacks)
+		events=$(awk '/\]: [0-9]+$/ { s += $NF } END { print s + 0 }' "$aux" 2>/dev/null)
+		[ "$round" = 1 ] || rm -f "$aux"
+		;;
+	esac
+	[ -s "$err" ] || rm -f "$err"
+	[ -n "$loop" ] || { loop=-; cpu=-; }
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$wl" "$cfg" "$rc" "$loop" "$cpu" \
+		"$((t1 - t0))" "${events:--}" "${lost:--}" "${aux#"$OUT"/}" >>"$SAMPLES"
+	if [ "$rc" != 0 ] || [ "$loop" = - ]; then
+		say "  ! $wl $cfg round $round: exit $rc, no summary line ($(tail -c 300 "$err" 2>/dev/null | tr '\n' ' '))"
+		return
+	fi
+	printf '  %-16s %-12s %10.1f ms loop %10.1f ms cpu\n' "$wl" "$cfg" \
+		"$(awk -v v="$loop" 'BEGIN { print v / 1e6 }')" "$(awk -v v="$cpu" 'BEGIN { print v / 1e6 }')" >&2
+}
+
+t_begin=$(now_ns)
+say "bench: $(nproc) CPUs, kernel $(uname -r), $("$MM" --version 2>&1 | head -1)"
+say "bench: ${#wls[@]} workloads x ${#cfgs[@]} configurations x $RUNS runs, interleaved; results in $OUT"
+for w in "${wls[@]}"; do say "  $w ${WL_ARGS[$w]}"; done
+
+# ---- warm-up: every configuration once on a small page_touch, every workload once ----
+say "bench: warm-up (untimed)"
+for c in "${cfgs[@]}"; do
+	build_cmd "$c" "$TMP/warm" "$BIN/${wls[0]}" ${WL_ARGS[${wls[0]}]}
+	timeout "$TIMEOUT" "${RUN[@]}" >/dev/null 2>&1 </dev/null
+	rm -f "$TMP"/warm*
+done
+for w in "${wls[@]}"; do
+	read -r -a cmd <<<"$BIN/$w ${WL_ARGS[$w]}"
+	timeout "$TIMEOUT" "${cmd[@]}" >/dev/null 2>&1 </dev/null
+done
+
+# ---- timed runs: rounds; in each, every workload with every configuration, shuffled ----
+for round in $(seq "$RUNS"); do
+	say "bench: round $round/$RUNS"
+	for w in "${wls[@]}"; do
+		mapfile -t order < <(printf '%s\n' "${cfgs[@]}" |
+			shuf --random-source=<(yes "$round$w" | head -c 4096))
+		for c in "${order[@]}"; do run_one "$round" "$w" "$c"; done
+	done
+done
+
+# ---- start-up: launch to the command's first instruction, and launch-to-exit ----
+if [ "$STARTUP" = 1 ]; then
+	say "bench: start-up ($STARTUP_RUNS runs each)"
+	ST=$OUT/startup.tsv
+	printf 'config\trun\tattach_ns\twall_ns\n' >"$ST"
+	for i in $(seq "$STARTUP_RUNS"); do
+		for c in "${cfgs[@]}"; do
+			# attach: the command prints the time it started; minus the launch time
+			build_cmd "$c" "$TMP/st" /bin/date +%s%N
+			t0=$(now_ns)
+			t1=$(timeout 120 "${RUN[@]}" 2>/dev/null </dev/null | grep -E '^[0-9]{18,}$' | tail -1)
+			# wall: launch to exit of TRACER -- /bin/true
+			build_cmd "$c" "$TMP/st" /bin/true
+			t2=$(now_ns)
+			timeout 120 "${RUN[@]}" >/dev/null 2>&1 </dev/null
+			t3=$(now_ns)
+			rm -f "$TMP"/st*
+			printf '%s\t%s\t%s\t%s\n' "$c" "$i" "$([ -n "$t1" ] && echo $((t1 - t0)) || echo -)" \
+				"$((t3 - t2))" >>"$ST"
+		done
+	done
+fi
+
+# ---- profile pass: BPF run time per program, peak RSS, map memory (mmscope with -p) ----
+if [ "$PROFILE" = 1 ]; then
+	say "bench: profile pass (kernel.bpf_stats_enabled=1 for its duration; was $stats_orig)"
+	sysctl -q -w kernel.bpf_stats_enabled=1 || die "cannot enable BPF statistics"
+	PT=$OUT/profile
+	for w in "${wls[@]}"; do
+		for c in "${cfgs[@]}"; do
+			case $c in
+			mm_stat) mode=(stat --json -o "$PT/$w.$c.json") ;;
+			mm_faults) mode=(faults --json -o "$PT/$w.$c.json") ;;
+			mm_folded) mode=(faults --folded -o "$PT/$w.$c.folded") ;;
+			mm_tlb) mode=(tlb --json -o "$PT/$w.$c.json") ;;
+			*) continue ;;
+			esac
+			read -r -a cmd <<<"$BIN/$w --pause-before-ms $PAUSE_MS ${WL_ARGS[$w]}"
+			"${cmd[@]}" >"$PT/$w.$c.workload" 2>&1 </dev/null &
+			wpid=$!
+			/usr/bin/time -v -o "$PT/$w.$c.time" "$MM" "${mode[@]}" -p "$wpid" \
+				>/dev/null 2>"$PT/$w.$c.stderr" </dev/null &
+			tpid=$!
+			python3 "$here/bpfprof.py" --child-of "$tpid" --bpftool "$BPFTOOL" \
+				--out "$PT/$w.$c.bpf.json" &
+			ppid=$!
+			wait "$wpid"
+			wait "$tpid"
+			wait "$ppid"
+			say "  $w $c: $(grep -a 'loop_ns' "$PT/$w.$c.workload" | sed 's/.*\(loop_ns=[0-9]*\).*/\1/'), peak RSS $(sed -n 's/.*Maximum resident set size (kbytes): //p' "$PT/$w.$c.time") KB"
+		done
+	done
+	# the bpftrace peers' programs, on the first workload, for comparison
+	for c in "${cfgs[@]}"; do
+		case $c in bt_count | bt_pair | bt_stacks) ;; *) continue ;; esac
+		w=${wls[0]}
+		build_cmd "$c" "$PT/$w.$c.out" "$BIN/$w" ${WL_ARGS[$w]}
+		"${RUN[@]}" >"$PT/$w.$c.workload" 2>"$PT/$w.$c.stderr" </dev/null &
+		bpid=$!
+		python3 "$here/bpfprof.py" --pid "$bpid" --bpftool "$BPFTOOL" --out "$PT/$w.$c.bpf.json" &
+		ppid=$!
+		wait "$bpid"
+		wait "$ppid"
+		[ "$c" = bt_stacks ] && rm -f "$PT/$w.$c.out"
+		say "  $w $c: done"
+	done
+	sysctl -q -w kernel.bpf_stats_enabled="$stats_orig"
+fi
+
+t_end=$(now_ns)
+python3 "$here/report.py" --out "$OUT" --runs "$RUNS" --seconds "$(((t_end - t_begin) / 1000000000))" \
+	--meta "kernel=$(uname -r)" --meta "cpus=$(nproc)" --meta "mmscope=$("$MM" --version 2>&1 | head -1)" \
+	--meta "quick=$QUICK" --meta "pause_ms=$PAUSE_MS"
