@@ -192,3 +192,9 @@ check-format:
 
 clean:
 	rm -rf build
+
+# ---- VM tests: mmscope on Debian's 6.1 kernels under QEMU (tests/vm/run.sh) ----
+# make vmtest [TARGET="x86_64 power9 power8 arm64"]   (root; default: all four)
+.PHONY: vmtest
+vmtest:
+	tests/vm/run.sh $(TARGET)

@@ -120,10 +120,8 @@ static __always_inline void location_count(void *ctx, __u32 tgid, __u32 cls, __u
 		long n;
 
 		/* The user leaf frame is the faulting instruction. */
-		self_enter();
 		n = bpf_get_stack(ctx, &frame, sizeof(frame),
 				  BPF_F_USER_STACK | BPF_F_USER_BUILD_ID);
-		self_exit();
 		if (n <= 0) {
 			count_lost(CNT_LOST_LOCATION);
 			return;
@@ -141,8 +139,8 @@ static __always_inline void folded_count(struct open_fault *of, __u32 kind)
 	struct folded_key key = {};
 
 	key.tgid = of->tgid;
-	key.user_stack_id = of->user_stack_id;
-	key.kernel_stack_id = of->kernel_stack_id;
+	key.user_stack = of->user_stack;
+	key.kernel_stack = of->kernel_stack;
 	key.kind = kind;
 	__builtin_memcpy(key.comm, of->comm, sizeof(key.comm));
 	hash_add(&folded, &key, 1, CNT_LOST_FOLDED);
@@ -174,11 +172,6 @@ static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 kernel_ip)
 	s = stats_get();
 	if (!s)
 		return;
-	if (!(cls & FC_USER) && (collect_stacks || collect_locations || collect_tlb_stacks) &&
-	    self_busy_now()) {
-		s->c[CNT_FAULT_SELF]++;
-		return;
-	}
 	s->c[cls & FC_USER ? CNT_FAULT_USER : CNT_FAULT_KERNEL]++;
 	if (cls & FC_ACCESS_KNOWN)
 		s->c[cls & FC_WRITE  ? CNT_FAULT_WRITE
@@ -196,18 +189,10 @@ static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 kernel_ip)
 	of.ts = bpf_ktime_get_ns();
 	of.cls = cls;
 	of.tgid = id >> 32;
-	of.user_stack_id = -1;
-	of.kernel_stack_id = -1;
 	if (collect_stacks) {
 		bpf_get_current_comm(of.comm, sizeof(of.comm));
-		of.kernel_stack_id = bpf_get_stackid(ctx, &kernel_stacks, 0);
 		/* Kernel-mode faults too: the user stack shows the system call's caller. */
-		self_enter();
-		of.user_stack_id = bpf_get_stackid(ctx, &user_stacks, BPF_F_USER_STACK);
-		self_exit();
-		/* A stack the map could not take (full, or a hash collision: -EEXIST). */
-		if (of.kernel_stack_id < 0 || of.user_stack_id < 0)
-			s->c[CNT_LOST_STACK]++;
+		capture_stacks(ctx, &of.kernel_stack, &of.user_stack);
 	}
 
 	old = bpf_map_lookup_elem(&open_faults, &tid);
@@ -281,23 +266,67 @@ static __always_inline __u32 x86_class(unsigned long error_code)
 	return cls;
 }
 
+/*
+ * A kernel-mode fault taken with page faults disabled is a probe read that will be fixed up,
+ * never handled: BPF's and perf's user-stack walks (this or any other tracer's), and other
+ * *_nofault accesses. x86's exceptions tracepoint fires for them before the handler bails out
+ * (the perf page-fault event, on every architecture, does not); they are counted apart, so
+ * that one tracer's unwinding never shows up as another's workload faults.
+ * The tracepoint machinery itself may hold page faults disabled (6.18 does, 6.1 does not), so
+ * the level seen at a user-mode fault, which is never a probe read, is the baseline.
+ */
+__u32 pagefault_base = ~0u;
+
+static __always_inline __u32 pagefault_level(void)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+
+	return (__u32)BPF_CORE_READ(t, pagefault_disabled);
+}
+
+static __always_inline void learn_pagefault_base(void)
+{
+	if (pagefault_base == ~0u)
+		pagefault_base = pagefault_level();
+}
+
+static __always_inline bool nofault_access(void)
+{
+	__u32 base = pagefault_base;
+
+	/* Until a user fault has been seen (at once, on any live system), assume 6.18's 1. */
+	return pagefault_level() > (base == ~0u ? 1 : base);
+}
+
 SEC("tp_btf/page_fault_user")
 int BPF_PROG(pf_user_btf, unsigned long address, struct pt_regs *regs, unsigned long error_code)
 {
+	learn_pagefault_base();
 	fault_entry(ctx, x86_class(error_code), 0);
 	return 0;
+}
+
+static __always_inline void kernel_fault(void *ctx, unsigned long error_code, __u64 ip)
+{
+	if (nofault_access()) {
+		if (trace_allowed(bpf_get_current_pid_tgid()))
+			count_lost(CNT_FAULT_NOFAULT);
+		return;
+	}
+	fault_entry(ctx, x86_class(error_code), ip);
 }
 
 SEC("tp_btf/page_fault_kernel")
 int BPF_PROG(pf_kernel_btf, unsigned long address, struct pt_regs *regs, unsigned long error_code)
 {
-	fault_entry(ctx, x86_class(error_code), BPF_CORE_READ(regs, ip));
+	kernel_fault(ctx, error_code, BPF_CORE_READ(regs, ip));
 	return 0;
 }
 
 SEC("tracepoint/exceptions/page_fault_user")
 int pf_user_tp(struct trace_event_raw_exceptions *ctx)
 {
+	learn_pagefault_base();
 	fault_entry(ctx, x86_class(ctx->error_code), 0);
 	return 0;
 }
@@ -305,7 +334,7 @@ int pf_user_tp(struct trace_event_raw_exceptions *ctx)
 SEC("tracepoint/exceptions/page_fault_kernel")
 int pf_kernel_tp(struct trace_event_raw_exceptions *ctx)
 {
-	fault_entry(ctx, x86_class(ctx->error_code), ctx->ip);
+	kernel_fault(ctx, ctx->error_code, ctx->ip);
 	return 0;
 }
 

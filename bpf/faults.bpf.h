@@ -14,10 +14,10 @@ struct open_fault {
 	__u64 ts;
 	__u32 cls;
 	__u32 tgid;
-	__s32 user_stack_id;
-	__s32 kernel_stack_id;
 	__u32 tlb; /* OF_TLB_*: invalidations issued while handling it */
 	__u32 pad;
+	__u64 user_stack;
+	__u64 kernel_stack;
 	char comm[MMSCOPE_COMM_LEN];
 };
 

@@ -49,7 +49,7 @@ enum mm_counter {
 	CNT_FAULT_REPLACED,  /* an open fault replaced by the thread's next entry: incomplete */
 	CNT_FAULT_LAT_CALLS, /* latency samples taken (all methods) */
 	CNT_FAULT_COMPLETIONS_UNPAIRED, /* completion with no open entry (started before attach) */
-	CNT_FAULT_SELF, /* kernel faults of mmscope's own user-stack walks: excluded */
+	CNT_FAULT_NOFAULT, /* kernel-mode faults with page faults disabled: probe reads */
 	/* Things dropped; all reported under "lost". */
 	CNT_LOST_OPEN_FAULT,  /* per-thread open-fault map full */
 	CNT_LOST_STACK,	      /* stack map full or stack unavailable */
@@ -199,10 +199,33 @@ struct fault_location_key {
 /* One folded-stack record: process, both stacks, and the event kind of the leaf frame. */
 struct folded_key {
 	__u32 tgid;
-	__s32 user_stack_id; /* negative: not collected or lost */
-	__s32 kernel_stack_id;
 	__u32 kind; /* fault class bits for faults */
+	__u64 user_stack;   /* stack ids: content hashes, 0 when not captured */
+	__u64 kernel_stack;
 	char comm[MMSCOPE_COMM_LEN];
+};
+
+/*
+ * Stacks are kept in hash maps keyed by a 64-bit hash of their frames, not in
+ * BPF_MAP_TYPE_STACK_TRACE: that map does not chain, so two stacks whose IPs land in one
+ * bucket lose one of them (-EEXIST), several per run at a few hundred distinct stacks.
+ */
+struct kernel_stack {
+	__u32 nr;
+	__u32 pad;
+	__u64 ip[KERNEL_STACK_DEPTH];
+};
+
+struct user_frame { /* the layout of struct bpf_stack_build_id */
+	__s32 status;	/* 1: build_id + offset valid; 2: raw ip; 0: empty */
+	unsigned char build_id[MMSCOPE_BUILD_ID_SIZE];
+	__u64 offset_or_ip;
+};
+
+struct user_stack {
+	__u32 nr;
+	__u32 pad;
+	struct user_frame f[USER_STACK_DEPTH];
 };
 
 /* Ring-buffer records: rare events userspace must react to while the process is alive. */

@@ -77,22 +77,36 @@ STATE_DECL struct {
 	__uint(max_entries, 256 * 1024);
 } records SEC(".maps");
 
-/* Kernel stacks and user stacks; userspace shrinks them to one entry when not collecting. */
+/* Kernel stacks and user stacks by content hash (see struct kernel_stack); allocated as
+ * stacks arrive, so a run that collects none costs nothing. */
 STATE_DECL struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 8192);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, KERNEL_STACK_DEPTH * sizeof(__u64));
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64);
+	__type(value, struct kernel_stack);
 } kernel_stacks SEC(".maps");
 
 /* User frames as (build ID, file offset): valid after the process exits or re-execs. */
 STATE_DECL struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 8192);
-	__uint(map_flags, BPF_F_STACK_BUILD_ID);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, USER_STACK_DEPTH * sizeof(struct bpf_stack_build_id));
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64);
+	__type(value, struct user_stack);
 } user_stacks SEC(".maps");
+
+struct stack_scratch {
+	struct kernel_stack k;
+	struct user_stack u;
+};
+
+STATE_DECL struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stack_scratch);
+} stack_scratch SEC(".maps");
 
 STATE_DECL struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -100,42 +114,6 @@ STATE_DECL struct {
 	__type(key, struct folded_key);
 	__type(value, __u64);
 } folded SEC(".maps");
-
-/*
- * Set while a program of ours walks a user stack: that walk reads user memory with page
- * faults disabled, and a miss enters the fault handler in kernel mode, firing the exceptions
- * tracepoint inside our own program. Those faults are mmscope's, not the workload's: they are
- * counted apart and must not replace the thread's open fault.
- */
-STATE_DECL struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} self_busy SEC(".maps");
-
-static __always_inline void self_enter(void)
-{
-	__u32 zero = 0, *b = bpf_map_lookup_elem(&self_busy, &zero);
-
-	if (b)
-		*b = 1;
-}
-
-static __always_inline void self_exit(void)
-{
-	__u32 zero = 0, *b = bpf_map_lookup_elem(&self_busy, &zero);
-
-	if (b)
-		*b = 0;
-}
-
-static __always_inline bool self_busy_now(void)
-{
-	__u32 zero = 0, *b = bpf_map_lookup_elem(&self_busy, &zero);
-
-	return b && *b;
-}
 
 /* mm -> CPUs it was switched in on (bit per CPU below 63; bit 63: any CPU from 63 up), kept
  * at sched_switch when track_mm_cpus is set. */
@@ -206,6 +184,61 @@ static __always_inline bool task_allowed(struct task_struct *t)
 	if (filter_tgid && !bpf_map_lookup_elem(&tracked, &tgid))
 		return false;
 	return true;
+}
+
+#define FNV_PRIME 0x100000001b3ULL
+#define FNV_BASIS 0xcbf29ce484222325ULL
+
+/*
+ * Capture the current kernel and user stacks into the stack maps; *kid and *uid get their
+ * content hashes (0: not captured, counted as lost).
+ */
+static __always_inline void capture_stacks(void *ctx, __u64 *kid, __u64 *uid)
+{
+	__u32 zero = 0, n;
+	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
+	long len;
+	__u64 h;
+
+	*kid = *uid = 0;
+	if (!sc)
+		return;
+	len = bpf_get_stack(ctx, sc->k.ip, sizeof(sc->k.ip), 0);
+	if (len > 0) {
+		n = (__u32)len / sizeof(__u64);
+		sc->k.nr = n;
+		h = FNV_BASIS;
+		for (__u32 i = 0; i < KERNEL_STACK_DEPTH; i++) {
+			if (i >= n)
+				break;
+			h = (h ^ sc->k.ip[i]) * FNV_PRIME;
+		}
+		h |= 1; /* never 0 */
+		if (bpf_map_lookup_elem(&kernel_stacks, &h) ||
+		    !bpf_map_update_elem(&kernel_stacks, &h, &sc->k, BPF_NOEXIST))
+			*kid = h;
+	}
+	len = bpf_get_stack(ctx, sc->u.f, sizeof(sc->u.f), BPF_F_USER_STACK | BPF_F_USER_BUILD_ID);
+	if (len > 0) {
+		n = (__u32)len / sizeof(struct user_frame);
+		sc->u.nr = n;
+		h = FNV_BASIS;
+		for (__u32 i = 0; i < USER_STACK_DEPTH; i++) {
+			__u64 w;
+
+			if (i >= n)
+				break;
+			__builtin_memcpy(&w, sc->u.f[i].build_id, sizeof(w));
+			h = (h ^ sc->u.f[i].offset_or_ip) * FNV_PRIME;
+			h = (h ^ w ^ (__u64)sc->u.f[i].status) * FNV_PRIME;
+		}
+		h |= 1;
+		if (bpf_map_lookup_elem(&user_stacks, &h) ||
+		    !bpf_map_update_elem(&user_stacks, &h, &sc->u, BPF_NOEXIST))
+			*uid = h;
+	}
+	if (!*kid || !*uid)
+		count_lost(CNT_LOST_STACK);
 }
 
 static __always_inline void hist_bump(__u64 *slots, __u64 value)

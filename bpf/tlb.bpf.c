@@ -69,12 +69,7 @@ static __always_inline void tlb_stack_count(void *ctx, __u32 tgid, __u32 reason)
 	key.tgid = tgid;
 	key.kind = KIND_TLB | reason;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	key.kernel_stack_id = bpf_get_stackid(ctx, &kernel_stacks, 0);
-	self_enter();
-	key.user_stack_id = bpf_get_stackid(ctx, &user_stacks, BPF_F_USER_STACK);
-	self_exit();
-	if (key.kernel_stack_id < 0 || key.user_stack_id < 0)
-		count_lost(CNT_LOST_STACK);
+	capture_stacks(ctx, &key.kernel_stack, &key.user_stack);
 	hash_add(&folded, &key, 1, CNT_LOST_FOLDED);
 }
 

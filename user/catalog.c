@@ -369,8 +369,8 @@ void hook_cand_describe(const struct hook_candidate *c, char *buf, size_t len)
 
 			for (const char *p = t; *p; p++)
 				count += *p == ',';
-			n = snprintf(buf + used, len - used, "%s%d functions (%.*s, ...)",
-				     used ? "+" : "", count, (int)strcspn(t, ","), t);
+			n = snprintf(buf + used, len - used, "%s%.*s+%d-more", used ? "+" : "",
+				     (int)strcspn(t, ","), t, count - 1);
 		} else {
 			n = snprintf(buf + used, len - used, "%s%s", used ? "+" : "", t);
 		}

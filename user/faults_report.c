@@ -140,6 +140,10 @@ void faults_report_counts(struct report *r, const struct mm_stats *st, uint64_t 
 			       have_done && have_entry, st->c[CNT_FAULT_REPLACED] + open_at_end,
 			       have_entry ? no_done : no_entry);
 	}
+	report_counter(r, "faults.nofault_excluded", "probe reads (excluded)",
+		       s->caps.arch == ARCH_X86 && have_entry, st->c[CNT_FAULT_NOFAULT],
+		       "only x86's exceptions tracepoints see faults taken with page faults "
+		       "disabled");
 	insn_reads_report(r, st);
 	if (histograms) {
 		const char *why = "no latency method on this kernel (see 'mmscope probes')";

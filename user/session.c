@@ -777,8 +777,8 @@ int session_read_stats(struct session *s, struct mm_stats *out, struct mm_stats 
 struct open_fault_value {
 	__u64 ts;
 	__u32 cls, tgid;
-	__s32 user_stack_id, kernel_stack_id;
 	__u32 tlb, pad;
+	__u64 user_stack, kernel_stack;
 	char comm[MMSCOPE_COMM_LEN];
 };
 
@@ -790,7 +790,7 @@ uint64_t session_open_faults(struct session *s, struct mm_stats *st)
 	uint64_t n = 0;
 	void *prev = NULL;
 
-	_Static_assert(sizeof(v) == 48, "open_fault layout");
+	_Static_assert(sizeof(v) == 56, "open_fault layout");
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;

@@ -18,15 +18,6 @@
 #include "stacks.h"
 #include "mmscope.skel.h"
 
-struct bpf_stack_build_id_u {
-	int32_t status;
-	unsigned char build_id[MMSCOPE_BUILD_ID_SIZE];
-	union {
-		uint64_t offset;
-		uint64_t ip;
-	};
-};
-
 static int cmp_proc(const void *a, const void *b)
 {
 	const struct proc_row *x = a, *y = b;
@@ -254,8 +245,8 @@ int write_folded(struct session *s, FILE *out, kind_name_fn kind_name, uint64_t 
 	int ufd = bpf_map__fd(s->skel->maps.user_stacks), n = 0, cap = 0, written = 0;
 	struct folded_key key, next, *prev = NULL;
 	struct folded_line *lines = NULL;
-	uint64_t kips[KERNEL_STACK_DEPTH];
-	struct bpf_stack_build_id_u ufr[USER_STACK_DEPTH];
+	static struct kernel_stack ks;
+	static struct user_stack us;
 
 	*total = 0;
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
@@ -272,12 +263,9 @@ int write_folded(struct session *s, FILE *out, kind_name_fn kind_name, uint64_t 
 		memcpy(comm, key.comm, MMSCOPE_COMM_LEN);
 		comm[bounded_strlen(key.comm, MMSCOPE_COMM_LEN)] = '\0';
 		sb_frame(&b, comm[0] ? comm : "[unknown]");
-		memset(ufr, 0, sizeof(ufr));
-		if (key.user_stack_id >= 0 &&
-		    bpf_map_lookup_elem(ufd, &key.user_stack_id, ufr) == 0) {
-			while (nu < USER_STACK_DEPTH && ufr[nu].status != 0)
-				nu++;
-		}
+		us.nr = 0;
+		if (key.user_stack && bpf_map_lookup_elem(ufd, &key.user_stack, &us) == 0)
+			nu = us.nr < USER_STACK_DEPTH ? (int)us.nr : USER_STACK_DEPTH;
 		if (nu == USER_STACK_DEPTH)
 			sb_frame(&b, "[truncated]");
 		for (int i = nu - 1; i >= 0; i--) {
@@ -285,20 +273,17 @@ int write_folded(struct session *s, FILE *out, kind_name_fn kind_name, uint64_t 
 
 			/* Frames above the leaf are return addresses: the call is the byte
 			 * before, which may be the end of another function. */
-			resolve_user_retry(s, key.tgid, (uint32_t)ufr[i].status, ufr[i].build_id,
-					   ufr[i].offset - (i > 0), &u);
+			resolve_user_retry(s, key.tgid, (uint32_t)us.f[i].status, us.f[i].build_id,
+					   us.f[i].offset_or_ip - (i > 0), &u);
 			sb_frame(&b, u.name ? u.name : "[unknown]");
 		}
-		memset(kips, 0, sizeof(kips));
-		if (key.kernel_stack_id >= 0 &&
-		    bpf_map_lookup_elem(kfd, &key.kernel_stack_id, kips) == 0) {
-			while (nk < KERNEL_STACK_DEPTH && kips[nk])
-				nk++;
-		}
+		ks.nr = 0;
+		if (key.kernel_stack && bpf_map_lookup_elem(kfd, &key.kernel_stack, &ks) == 0)
+			nk = ks.nr < KERNEL_STACK_DEPTH ? (int)ks.nr : KERNEL_STACK_DEPTH;
 		for (int i = 0; i < nk; i++) {
 			uint64_t off;
-			const char *name =
-				s->ksyms ? ksyms_resolve(s->ksyms, kips[i] - (i > 0), &off) : NULL;
+			const char *name = s->ksyms ? ksyms_resolve(s->ksyms, ks.ip[i] - (i > 0), &off)
+						    : NULL;
 
 			names[i] = name ? name : "[unknown]";
 		}

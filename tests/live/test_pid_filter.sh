@@ -107,9 +107,10 @@ ok "pid filter: target reads = expected_read (+ <= 20 exit faults)" "read $r, ex
 ok "pid filter: no more than 20 exec and 20 kernel-mode faults" "exec $x, kernel $k" [ "$x" -le 20 -a "$k" -le 20 ]
 ok "pid filter: user + kernel == minor + major + incomplete" "$u + $k vs $mn + $mj + $inc" \
 	[ $((u + k)) -eq $((mn + mj + inc)) ]
-# perf stat -p watched the same pid over the same window (both attached during the pause, both
-# end at its exit). 10 faults: attach timing cannot matter (the pause faults nothing), so the
-# only slack is for the last exit-path faults one tool may miss while it tears down.
+# perf stat -p watched the same pid over the same window (both attached while the target was
+# stopped in its pause, both end at its exit). 10 faults: attach timing cannot matter (the
+# stopped, sleeping target faults nothing), so the only slack is for the last exit-path faults
+# one tool may miss while it tears down (measured: equal).
 ppf=$(awk -F, '$3 == "page-faults" {print $1}' "$TMP/perf.csv" 2>/dev/null)
 if [ -n "$ppf" ] && [ "$ppf" -eq "$ppf" ] 2>/dev/null; then
 	ok "pid filter: user + kernel vs perf stat -p page-faults (+-10)" "mmscope $((u + k)), perf $ppf" \

@@ -102,10 +102,16 @@ class Block:
         return None if self.vmstat is None else self.vmstat[1] - self.vmstat[0]
 
     def last_error(self):
-        for line in reversed(self.stderr):
-            if line.startswith("mmscope:"):
-                return line
-        return self.stderr[-1] if self.stderr else ""
+        """mmscope's error line, and for a program the verifier refused, its name and the
+        verifier's last word (the line before "processed N insns")."""
+        err = next((x for x in reversed(self.stderr) if x.startswith("mmscope:")),
+                   self.stderr[-1] if self.stderr else "")
+        prog = next((m.group(1) for x in self.stderr
+                     for m in [re.match(r"libbpf: prog '([^']+)': failed to load", x)] if m), None)
+        if prog:
+            why = [self.stderr[i - 1] for i, x in enumerate(self.stderr) if i and x.startswith("processed ")]
+            err += f" [verifier, prog {prog}: {why[-1] if why else '?'}]"
+        return err
 
 
 def parse_log(text):
@@ -208,8 +214,10 @@ class Checker:
         self.target = target
         self.results = []   # (ok, name, detail)
 
-    def check(self, name, ok, detail=""):
-        self.results.append((bool(ok), name, detail))
+    def check(self, name, ok, detail="", fail_only=False):
+        """Record one check; detail (the numbers) is kept for both outcomes, or only for a
+        failure with fail_only (an explanation of what went wrong)."""
+        self.results.append((bool(ok), name, "" if ok and fail_only else detail))
         return bool(ok)
 
     def near(self, name, got, want, tol, why=""):
@@ -258,14 +266,18 @@ def run_checks(target, blocks, markers, c):
     for name in BLOCKS:
         b = blocks.get(name)
         if not c.check(f"{name}: block present", b is not None and b.rc is not None,
-                       "missing or cut off (guest crashed or timed out in it?)"):
+                       "missing or cut off (guest crashed or timed out in it?)", fail_only=True):
             continue
         if name in MMSCOPE_BLOCKS or name.startswith("bare_"):
+            # guest.sh runs each command under "timeout 240": a run that long was cut short
+            # (mmscope's summary after SIGTERM would look complete).
+            c.check(f"{name}: finished before the guest's 240 s timeout", (b.secs or 0) < 235,
+                    f"{b.secs} s", fail_only=True)
             c.check(f"{name}: exit status 0", b.rc == 0,
-                    f"rc={b.rc}: {b.last_error()[:300]}" + (f" ({b.cmd})" if b.cmd else ""))
+                    f"rc={b.rc}: {b.last_error()[:300]}" + (f" ({b.cmd})" if b.cmd else ""), fail_only=True)
         if name in MMSCOPE_BLOCKS and b.rc == 0:
             c.check(f"{name}: JSON document", b.doc is not None,
-                    b.json_error or "no JSON on stdout")
+                    b.json_error or "no JSON on stdout", fail_only=True)
             if b.doc is not None and name != "probes":
                 lost = g(b.doc, "lost") or {}
                 # Nothing may be lost on these small runs (maps are sized for hosts).
@@ -390,23 +402,15 @@ def run_checks(target, blocks, markers, c):
         if b0 and b1 and b0.pgfault_delta() is not None and b1.pgfault_delta() is not None:
             c.near("faults: expected_faults vs bare pgfault delta (kernel alone)",
                    b1.pgfault_delta() - b0.pgfault_delta(), exp, TOL)
-        # The same difference of pgfault deltas around the two traced runs: mmscope's own
-        # faults (start-up, BPF load, BTF parsing, symbolization) are in both, so the
-        # difference is the workload's extra faults again, which mmscope's count must match.
-        # Tolerance 2% + 20: mmscope's own faults move between runs with what it symbolizes
-        # (more locations, more ELF pages read) and with ring-buffer pages.
-        if bb.pgfault_delta() is not None and br.pgfault_delta() is not None:
-            mm = fsum(f1, "minor", "major")
-            mm0 = fsum(f0, "minor", "major")
-            kd = br.pgfault_delta() - bb.pgfault_delta()
-            c.near("faults: (minor+major) delta vs traced runs' pgfault delta", None if mm is None or mm0 is None
-                   else mm - mm0, kd, 0.02 * kd + 20)
+        # (Not checked: the difference of pgfault deltas around the two *traced* runs. mmscope's
+        # own faults - BPF load, BTF parsing, symbolization, allocator reuse - differ by
+        # hundreds between two runs in these VMs, so that difference is no oracle.)
 
     # ---- stat: exec_loop 50 ----
     st, sb = doc("stat"), blocks.get("stat")
     if st is not None:
         for sec in ("faults", "tlb", "switch"):
-            c.check(f"stat: has '{sec}'", isinstance(st.get(sec), dict), f"keys {sorted(st)}")
+            c.check(f"stat: has '{sec}'", isinstance(st.get(sec), dict), f"keys {sorted(st)}", fail_only=True)
         sw = g(st, "switch") or {}
         tot = fsum(sw, "same_mm", "mm_changes", "kernel")
         c.check("stat: switch total == same_mm + mm_changes + kernel", tot is not None and tot == sw.get("total"),
@@ -425,13 +429,26 @@ def run_checks(target, blocks, markers, c):
             c.check("stat: exec_loop minor+major vs bare pgfault estimate (within 10%, not above +20)",
                     done <= est + 20 and abs(done - est) <= 0.10 * est,
                     f"mmscope {done}, kernel estimate {est}")
+        if target == "power8":
+            # HPTE misses: mmscope's hash.faults vs the kernel's powerpc:hash_fault hist for the
+            # exec chain's pid: 2% + 5 (events while the child is held before exec).
+            ent = hist_entries(sb.hist.get("powerpc/hash_fault"))
+            kh = workload_hits(ent, st, "exec_loop")
+            c.check("stat: tracefs powerpc:hash_fault hist present",
+                    hist_total_line(sb.hist.get("powerpc/hash_fault")) is not None,
+                    "; ".join(sb.histerr) or "no hist", fail_only=True)
+            c.near("stat: hash.faults vs tracefs powerpc:hash_fault", g(st, "hash", "faults"), kh, 0.02 * kh + 5)
+            h = g(st, "hash") or {}
+            hs = fsum(h, "read", "write", "exec")
+            c.check("stat: hash read+write+exec == faults == user+kernel",
+                    hs is not None and hs == h.get("faults") == fsum(h, "user", "kernel"), json.dumps(h))
         # Each exec tears down an mm: the traced command issues TLB invalidations. x86 counts
         # tlb:tlb_flush; powerpc/arm64 report local/broadcast invalidation operations.
         t = g(st, "tlb") or {}
-        inv = fsum(t, "local", "broadcast")
+        inv = fsum(t, "broadcast") if arch == "arm64" else fsum(t, "local", "broadcast")
         c.check("stat: tlb local+broadcast > 0 (reported)", inv is not None and inv > 0,
                 f"local={t.get('local')!r} broadcast={t.get('broadcast')!r} unavailable="
-                f"{ {k: v for k, v in (st.get('unavailable') or {}).items() if k.startswith('tlb.')} }")
+                f"{ {k: v for k, v in (st.get('unavailable') or {}).items() if k in ('tlb.local', 'tlb.broadcast')} }")
 
     # ---- tlb: mprotect_toggle -i 200 (2 threads on 2 CPUs: each mprotect must reach CPU 1) ----
     tl, tb = doc("tlb"), blocks.get("tlb")
@@ -442,8 +459,14 @@ def run_checks(target, blocks, markers, c):
         t = g(tl, "tlb") or {}
         un = tl.get("unavailable") or {}
         for k in ("local", "broadcast"):
+            if arch == "arm64" and k == "local":
+                # arm64 6.1 issues a local TLBI only on ASID rollover (check_and_switch_context),
+                # which has no hook: null, with the reason, is the right answer.
+                c.check("tlb: tlb.local null with a reason (arm64)", t.get(k) is None and bool(un.get("tlb.local")),
+                        f"tlb.local={t.get(k)!r} ({un.get('tlb.local')!r})")
+                continue
             c.check(f"tlb: tlb.{k} reported (non-null)", t.get(k) is not None,
-                    f"tlb.{k}={t.get(k)!r} ({un.get('tlb.' + k, 'no reason given')})")
+                    f"tlb.{k}={t.get(k)!r}" + ("" if t.get(k) is not None else f" ({un.get('tlb.' + k, 'no reason given')})"))
         if arch == "x86":
             # Each mprotect() changes present PTEs of an mm loaded on both CPUs: one local flush
             # and one shootdown IPI each, on 6.1 for both directions (2 per iteration). 5%:
@@ -458,7 +481,8 @@ def run_checks(target, blocks, markers, c):
             # workload's tasks: the counts must agree within 2% + 3 (the events between
             # mmscope's attach and the trigger's set-up, and the other way round at exit).
             ent = hist_entries(tb.hist.get("tlb/tlb_flush"))
-            c.check("tlb: tracefs tlb:tlb_flush hist present", bool(ent), "; ".join(tb.histerr) or "no entries")
+            c.check("tlb: tracefs tlb:tlb_flush hist present", bool(ent), "; ".join(tb.histerr) or "no entries",
+                    fail_only=True)
             for reason, key in ((4, "remote_ipi_send"), (3, "local_mm_shootdown"), (1, "remote_shootdown")):
                 k = workload_hits(ent, tl, "mprotect_toggle", want={"reason": reason})
                 c.near(f"tlb: {key} vs tracefs tlb_flush reason={reason}", t.get(key), k, 0.02 * k + 3)
@@ -471,35 +495,41 @@ def run_checks(target, blocks, markers, c):
             kg = workload_hits(ent, tl, "mprotect_toggle", want={"local": 0})
             kl = workload_hits(ent, tl, "mprotect_toggle", want={"local": 1})
             c.check("tlb: tracefs powerpc:tlbie hist present", hist_total_line(tb.hist.get("powerpc/tlbie")) is not None,
-                    "; ".join(tb.histerr) or "no hist")
+                    "; ".join(tb.histerr) or "no hist", fail_only=True)
             c.check("tlb: tracefs saw global tlbie from the workload", kg > 0, f"tlbie(local=0)={kg} tlbiel={kl}")
             ins = g(t, "instructions") or {}
             # Instructions: same tracepoint, same tasks: within 2% + 5.
             c.near("tlb: tlb.instructions.tlbie vs tracefs tlbie local=0", ins.get("tlbie"), kg, 0.02 * kg + 5)
             c.near("tlb: tlb.instructions.tlbiel vs tracefs tlbie local=1", ins.get("tlbiel"), kl, 0.02 * kl + 5)
-            # Operations: at least one broadcast per read-only switch (200), at most one per
-            # mprotect call plus start-up/exit (400 + 10%): the read/write switch may need none.
+            # Operations: at least one broadcast per read-only switch (200: thread B keeps the
+            # mm live on CPU 1), and no more than the tlbie instructions the kernel counted
+            # (an operation is one or more instructions; on this QEMU POWER9 a 64-page
+            # mprotect is one PID flush, the POWER9 erratum fixups add instructions).
             b = t.get("broadcast")
-            c.check("tlb: broadcast operations in [iterations, 1.1 * mprotect_calls]",
-                    b is not None and calls // 2 <= b <= 1.1 * calls, f"broadcast={b!r}, mprotect_calls={calls}")
-            c.check("tlb: broadcast operations <= tlbie instructions", b is not None and b <= kg,
+            c.check("tlb: broadcast operations >= iterations", b is not None and b >= calls // 2,
+                    f"broadcast={b!r}, iterations={calls // 2}")
+            c.check("tlb: broadcast operations <= tracefs tlbie instructions (+5)", b is not None and b <= kg + 5,
                     f"broadcast={b!r}, tracefs tlbie={kg}")
+            # Attribution: the broadcasts come from mprotect() (at least one per read-only switch).
+            mp = sum(x.get("count", 0) for x in t.get("by_syscall") or [] if x.get("syscall") == "mprotect")
+            c.check("tlb: by_syscall attributes >= iterations invalidations to mprotect", mp >= calls // 2,
+                    f"mprotect {mp}; by_syscall {json.dumps(t.get('by_syscall'))[:200]}")
         elif target == "power8":
-            # Hash MMU under pseries: invalidations are hcalls (H_BULK_REMOVE, H_PROTECT...), no
-            # tlbie event; what the hash MMU adds is HPTE-miss faults (powerpc:hash_fault), which
-            # thread B takes again after each mprotect removed its HPTEs. mmscope's hash.faults
-            # vs the kernel's hash_fault hist for the workload's tasks: within 2% + 5.
-            ent = hist_entries(tb.hist.get("powerpc/hash_fault"))
-            kh = workload_hits(ent, tl, "mprotect_toggle")
-            c.check("tlb: tracefs powerpc:hash_fault hist present",
-                    hist_total_line(tb.hist.get("powerpc/hash_fault")) is not None, "; ".join(tb.histerr) or "no hist")
-            h = g(tl, "hash") or g(tl, "tlb", "hash") or {}
-            c.near("tlb: hash.faults vs tracefs powerpc:hash_fault", h.get("faults"), kh, 0.02 * kh + 5,
-                   f" (hash section: {json.dumps(h)[:200]}; unavailable: "
-                   f"{ {k: v for k, v in un.items() if k.startswith('hash')} })")
+            # Hash MMU under pseries: invalidations are hcalls (H_BULK_REMOVE, H_PROTECT...), not
+            # tlbie instructions, so powerpc:tlbie stays silent; the mmu_gather flush is
+            # hash__tlb_flush() (kernel-probes.md), once per mprotect() that changed PTEs.
+            # mmscope's kprobes count it in tlb.functions; its operations (local/broadcast)
+            # must cover at least the read-only switches, or be null with a reason.
+            fns = t.get("functions") or {}
+            hf = fns.get("hash__tlb_flush")
+            c.check("tlb: functions.hash__tlb_flush in [iterations, 1.1 * mprotect_calls + 10]",
+                    hf is not None and calls // 2 <= hf <= 1.1 * calls + 10, f"hash__tlb_flush={hf!r}")
             b = fsum(t, "local", "broadcast")
-            c.check("tlb: local+broadcast operations >= mprotect read-only switches",
-                    b is not None and b >= calls // 2, f"local={t.get('local')!r} broadcast={t.get('broadcast')!r}")
+            c.check("tlb: local+broadcast operations >= iterations (hash: hcall invalidations)",
+                    b is not None and b >= calls // 2,
+                    f"local={t.get('local')!r} broadcast={t.get('broadcast')!r} while "
+                    f"functions.hash__tlb_flush={hf!r}; unavailable: "
+                    f"{ {k: v for k, v in un.items() if k in ('tlb.local', 'tlb.broadcast')} }")
         elif target == "arm64":
             # No TLBI tracepoint on arm64: mprotect's flush is tlb_finish_mmu() ->
             # __flush_tlb_range(), a broadcast TLBI (tlbi ...is) whenever PTEs changed. The
@@ -537,13 +567,14 @@ def run_checks(target, blocks, markers, c):
             # x86: each mm change loads CR3 once, with or without a flush (tlb_flush reason 0).
             fl = fsum(x, "flushes", "no_flush")
             c.check("switch: flushes + no_flush == mm_changes (x86)", fl is not None and fl == x.get("mm_changes"),
-                    f"{fl} vs {x.get('mm_changes')}")
+                    f"{fl} vs {x.get('mm_changes')} ({json.dumps({k: x.get(k) for k in ('mm_changes', 'flushes', 'no_flush', 'lazy_flushes', 'kernel')})})")
         # The kernel's sched_switch events with a pingpong task on either side (hist by
         # prev_comm,next_comm): mmscope counts the same switches (once when both sides are
         # traced). 3% + 10: the events before exec (comm still mmscope) and at exit.
         ent = hist_entries(sb.hist.get("sched/sched_switch"))
         k = sum(n for keys, n in ent if "pingpong" in (keys.get("prev_comm"), keys.get("next_comm")))
-        c.check("switch: tracefs sched_switch hist present", bool(ent), "; ".join(sb.histerr) or "no entries")
+        c.check("switch: tracefs sched_switch hist present", bool(ent), "; ".join(sb.histerr) or "no entries",
+                fail_only=True)
         c.near("switch: total vs tracefs sched_switch (pingpong on either side)", x.get("total"), k, 0.03 * k + 10)
         pids = {p.get("pid") for p in x.get("by_process") or []}
         c.check("switch: by_process lists ping and pong", len(pids) >= 2, f"pids {sorted(pids)}")
@@ -564,30 +595,58 @@ def run_checks(target, blocks, markers, c):
             wd = None if None in (f1.get("write"), f0.get("write")) else f1["write"] - f0["write"]
             c.near("cow: write delta = 2N", wd, 2 * n, TOL)
             # The child's writes hit present read-only PTEs: protection faults (x86 error code
-            # PROT bit; powerpc DSISR_PROTFAULT), the parent's first touches do not.
+            # PROT bit; radix DSISR_PROTFAULT), the parent's first touches do not. Not on the
+            # hash MMU: the child's pages have no HPTE yet, so its writes fault with
+            # DSISR_NOHPTE, and hash_page_mm() passes them on to do_page_fault() without
+            # PROTFAULT; there protection may be anything from 0 to N.
             pd = None if None in (f1.get("protection"), f0.get("protection")) else f1["protection"] - f0["protection"]
-            c.near("cow: protection delta = N", pd, n, TOL)
+            if target == "power8":
+                c.check("cow: protection delta in [0, N] (hash MMU: NOHPTE)", pd is not None and -TOL <= pd <= n + TOL,
+                        f"protection delta {pd}")
+            else:
+                c.near("cow: protection delta = N", pd, n, TOL)
         # Each COW fault replaces a present PTE: ptep_clear_flush() invalidates the old
         # translation, so at least N user write faults issued an invalidation.
         cls = f1.get("by_fault_class")
-        if cls is None:
-            c.check("cow: by_fault_class reported", False,
-                    f"null ({(cr.get('unavailable') or {}).get('faults.by_fault_class', 'no reason given')})")
+        why = (cr.get("unavailable") or {}).get("faults.by_fault_class")
+        if cls is None and target in ("x86_64", "power9"):
+            # README: the fault-class table shows the invalidations issued while each fault was
+            # handled "where the kernel traces invalidations": tlb:tlb_flush (x86) and
+            # powerpc:tlbie (radix) do.
+            c.check("cow: by_fault_class reported (the kernel traces invalidations here)", False,
+                    f"null ({why or 'no reason given'})")
+        elif cls is None:
+            # Elsewhere null is right, but never without the reason.
+            c.check("cow: by_fault_class null with a reason", bool(why), f"null ({why or 'no reason given'})")
         else:
             inv = sum(x.get("local", 0) + x.get("broadcast", 0) for x in cls
                       if x.get("access") in ("write", None, "unknown") and x.get("mode") == "user")
             c.check("cow: >= N user write faults issued an invalidation", inv >= n, f"{inv} (N={n})")
-        if cbb.pgfault_delta() is not None and crb.pgfault_delta() is not None:
-            kd = crb.pgfault_delta() - cbb.pgfault_delta()
-            mm = None if None in (fsum(f1, "minor", "major"), fsum(f0, "minor", "major")) else \
-                fsum(f1, "minor", "major") - fsum(f0, "minor", "major")
-            c.near("cow: (minor+major) delta vs traced runs' pgfault delta", mm, kd, 0.02 * kd + 20)
 
     # ---- the kernel log of the run: no warnings, oopses or BUGs (BPF must not upset it) ----
     dm = blocks.get("dmesg")
     if dm is not None:
         bad = [x for x in dm.other if re.search(r"\b(BUG|WARNING|Oops|Call Trace|general protection|Kernel panic)\b", x)]
         c.check("dmesg: no kernel warnings during the tests", not bad, " | ".join(bad[:3]))
+
+
+def summarize(failed, width=600):
+    """One line: failed mmscope runs grouped by their error, then the other checks by name
+    with a short detail (checks.txt has them all in full)."""
+    runs, parts = {}, []
+    for _, name, detail in failed:
+        if name.endswith(": exit status 0"):
+            err = re.sub(r"^rc=\d+: ", "", detail)
+            err = re.sub(r" \(run with -v[^)]*\)", "", err)
+            err = re.sub(r" \(mmscope \w+ --.*$", "", err)
+            runs.setdefault(err[:200], []).append(name.split(":")[0])
+    for err, names in runs.items():
+        parts.append(f"{'/'.join(names)} failed ({err})")
+    for _, name, detail in failed:
+        if not name.endswith(": exit status 0"):
+            parts.append(f"{name} ({detail[:110]})" if detail else name)
+    line = "; ".join(parts)
+    return line if len(line) <= width else line[:width - 30] + f"... [see checks.txt]"
 
 
 def main():
@@ -622,9 +681,7 @@ def main():
             for ok, name, detail in c.results:
                 fh.write(f"{'PASS' if ok else 'FAIL'} {name}" + (f": {detail}" if detail else "") + "\n")
     if failed:
-        first = "; ".join(f"{n}: {d}"[:160] for _, n, d in failed[:3])
-        more = f" (+{len(failed) - 3} more)" if len(failed) > 3 else ""
-        print(f"FAIL {a.target} {len(failed)} of {len(c.results)} checks failed: {first}{more}")
+        print(f"FAIL {a.target} {len(failed)} of {len(c.results)} checks failed: {summarize(failed)}")
         return 1
     print(f"PASS {a.target} ({len(c.results)} checks, {a.seconds:.0f} s)")
     return 0

@@ -27,6 +27,9 @@
 # that only emergencies can interleave (the kernel log of the run is printed at the end).
 #
 # Input: /etc/vmtest.env (VMTEST_TARGET=x86_64|power9|power8|arm64), /btf/vmlinux.btf (ppc64le).
+#
+# shellcheck disable=SC2086 # $BTF, $counters, $OUT/$name: word splitting wanted, no spaces
+# shellcheck disable=SC1091 # /etc/vmtest.env exists only in the guest (written by run.sh)
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 . /etc/vmtest.env
 T=/sys/kernel/tracing
@@ -86,17 +89,14 @@ run_block() {
 	shift 2
 	echo "=== BEGIN $name"
 	echo "=== CMD $*"
-	# shellcheck disable=SC2086 # counters is a list
 	hist_on $counters
-	set -- $(vmstat_get) "$@"
-	f0=$1 m0=$2
-	shift 2
+	v0=$(vmstat_get)
 	t0=$(uptime_s)
 	timeout 240 "$@" >$OUT/$name.out 2>$OUT/$name.err </dev/null
 	rc=$?
 	t1=$(uptime_s)
-	set -- $(vmstat_get)
-	echo "=== VMSTAT pgfault=$f0 $1 pgmajfault=$m0 $2"
+	v1=$(vmstat_get)
+	echo "=== VMSTAT pgfault=${v0% *} ${v1% *} pgmajfault=${v0#* } ${v1#* }"
 	echo "=== TIME $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
 	cat $OUT/$name.out
 	# stderr, at most 100 lines: a verifier log is long, and its end says what failed.
@@ -108,7 +108,6 @@ run_block() {
 		echo "=== STDERR [... $((n - 100)) lines cut ...]"
 		tail -70 $OUT/$name.err | sed 's/^/=== STDERR /'
 	fi
-	# shellcheck disable=SC2086
 	hist_dump $counters
 	echo "=== END $name rc=$rc"
 }
@@ -143,7 +142,7 @@ run_block bare_touch "" page_touch -w 500 -r 500 -x 50
 run_block stat "$TLBC $SWC" mmscope stat --json $BTF -- exec_loop 50
 run_block bare_exec "" exec_loop 50
 run_block tlb "$TLBC" mmscope tlb --json $BTF -- mprotect_toggle -i 200
-run_block switch "$SWC" mmscope switch --json $BTF -- pingpong -r 500
+run_block switch "$SWC $TLBC" mmscope switch --json $BTF -- pingpong -r 500
 run_block cow_base "" mmscope faults --json $BTF -- cow_fork -n 0
 run_block cow "$TLBC" mmscope faults --json $BTF -- cow_fork -n 200
 

@@ -2,7 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 """Watch one tracer process's BPF programs and maps while it runs.
 
-Usage: bpfprof.py (--pid PID | --child-of PID) --out FILE [--interval S] [--bpftool PATH]
+Usage: bpfprof.py (--pid PID | --child-of PID | --pidfile F [--child]) --out FILE
+                  [--interval S] [--bpftool PATH] [--cont PID]
+
+--pidfile waits (up to 60 s) for F to hold a pid, so the watcher can be started before the
+process it watches (Python may start slower than a short run lasts); --child watches that
+pid's first child (the tracer under /usr/bin/time). --cont PID sends SIGCONT to PID (a
+stopped workload) once the tracer is attached: its bpf_link fds exist and have not changed
+for 0.3 s (or after 60 s, whatever happened).
 
 The process's own file descriptors say which BPF objects are its own: each bpf-prog fd's
 /proc/PID/fdinfo has prog_id, run_time_ns and run_cnt (the kernel's BPF statistics, counted
@@ -25,7 +32,7 @@ import sys
 import time
 
 
-def read_fdinfo(pid):
+def read_fdinfo(pid, links=None):
     progs, maps = {}, {}
     try:
         fds = os.listdir("/proc/%d/fd" % pid)
@@ -35,6 +42,9 @@ def read_fdinfo(pid):
         try:
             link = os.readlink("/proc/%d/fd/%s" % (pid, fd))
         except OSError:
+            continue
+        if link == "anon_inode:bpf_link" and links is not None:
+            links.append(fd)
             continue
         if link not in ("anon_inode:bpf-prog", "anon_inode:bpf-map"):
             continue
@@ -99,12 +109,29 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--pid", type=int)
     ap.add_argument("--child-of", type=int)
+    ap.add_argument("--pidfile")
+    ap.add_argument("--child", action="store_true")
     ap.add_argument("--out", required=True)
     ap.add_argument("--interval", type=float, default=0.05)
     ap.add_argument("--bpftool", default="bpftool")
+    ap.add_argument("--cont", type=int)
     a = ap.parse_args()
 
     t0 = time.monotonic()
+    if a.pidfile:
+        p = None
+        while p is None and time.monotonic() - t0 < 60:
+            try:
+                p = int(open(a.pidfile).read().strip())
+            except (OSError, ValueError):
+                time.sleep(0.005)
+        if p is None:
+            json.dump({"error": "no pid in %s" % a.pidfile}, open(a.out, "w"))
+            return 1
+        if a.child:
+            a.child_of = p
+        else:
+            a.pid = p
     pid = a.pid
     while pid is None:
         pid = child_of(a.child_of)
@@ -116,10 +143,23 @@ def main():
 
     progs, maps_best, names, map_names = {}, {}, {}, {}
     hwm, attached, polls, last_tool = None, None, 0, 0.0
+    links_prev, links_since, continued = None, None, None
     while True:
-        p, m = read_fdinfo(pid)
+        links = []
+        p, m = read_fdinfo(pid, links)
         if p is None:
             break
+        if a.cont and continued is None:
+            now = time.monotonic()
+            key = tuple(sorted(links))
+            if key != links_prev:
+                links_prev, links_since = key, now
+            if (links and now - links_since >= 0.3) or now - t0 > 60:
+                try:
+                    os.kill(a.cont, 18)  # SIGCONT
+                except OSError:
+                    pass
+                continued = now - t0
         polls += 1
         h = vmhwm_kb(pid)
         if h is not None:
@@ -173,6 +213,7 @@ def main():
         "pid": pid,
         "polls": polls,
         "attached_s": attached,
+        "continued_s": continued,
         "vmhwm_kb": hwm,
         "progs": out_progs,
         "maps": out_maps,

@@ -147,16 +147,84 @@ def load_samples(out):
     return rows
 
 
+def traced_counts(stem):
+    """Events of the traced target per program, from the tracer's own output: the JSON
+    counters (stat, faults, tlb) or the folded stacks' counts (faults --folded)."""
+    m = {}
+    if os.path.exists(stem + ".json"):
+        try:
+            d = json.load(open(stem + ".json"))
+        except (OSError, ValueError):
+            return m
+        f = d.get("faults") or {}
+        for progs, key in ((("pf_user_btf", "pf_user_tp"), "user"),
+                           (("pf_kernel_btf", "pf_kernel_tp"), "kernel"),
+                           (("pf_done_minor",), "minor"), (("pf_done_major",), "major")):
+            if isinstance(f.get(key), int):
+                for p in progs:
+                    m[p] = f[key]
+        t = d.get("tlb") or {}
+        if isinstance(t.get("events"), int):
+            m["tlb_flush_btf"] = m["tlb_flush_tp"] = t["events"]
+        sw = d.get("switch") or {}
+        if isinstance(sw.get("total"), int):
+            m["switch_btf"] = m["switch_raw"] = sw["total"]
+    elif os.path.exists(stem + ".folded"):
+        user = kernel = minor = major = 0
+        try:
+            for line in open(stem + ".folded", errors="replace"):
+                stack, _, n = line.rstrip("\n").rpartition(" ")
+                if not n.isdigit():
+                    continue
+                n = int(n)
+                kind = stack.rsplit(";", 1)[-1]
+                if kind.startswith("[kernel"):
+                    kernel += n
+                else:
+                    user += n
+                if " minor]" in kind:
+                    minor += n
+                elif " major]" in kind:
+                    major += n
+        except OSError:
+            return m
+        m.update(pf_user_btf=user, pf_user_tp=user, pf_kernel_btf=kernel, pf_kernel_tp=kernel,
+                 pf_done_minor=minor, pf_done_major=major)
+    return m
+
+
 def load_profile(out, workloads):
     prof = {}
     for path in sorted(glob.glob(os.path.join(out, "profile", "*.bpf.json"))):
         base = os.path.basename(path)[: -len(".bpf.json")]
+        if base.endswith(".twin"):
+            continue
         wl, cfg = base.rsplit(".", 1)
         try:
             d = json.load(open(path))
         except (OSError, ValueError):
             continue
         stem = os.path.join(out, "profile", base)
+        twin = {}
+        try:
+            for p in json.load(open(stem + ".twin.bpf.json")).get("progs", []):
+                twin[p["name"]] = p
+        except (OSError, ValueError):
+            pass
+        n_traced = traced_counts(stem)
+        # Per traced event: (run time - filtered events x filtered cost) / traced events.
+        for p in d.get("progs", []):
+            tw = twin.get(p["name"])
+            p["filtered_ns_per_run"] = tw["ns_per_run"] if tw and tw["run_cnt"] else None
+            p["traced_events"] = n = n_traced.get(p["name"])
+            p["traced_ns_per_event"] = None
+            # only where the target's events are a fair share of the runs: the error of the
+            # filtered cost is multiplied by (runs - traced) / traced
+            if n and n >= 100 and p["filtered_ns_per_run"] is not None and \
+                    p["run_cnt"] >= n and n >= 0.2 * p["run_cnt"]:
+                other = p["run_cnt"] - n
+                p["traced_ns_per_event"] = max(
+                    0.0, (p["run_time_ns"] - other * p["filtered_ns_per_run"]) / n)
         try:
             t = open(stem + ".time").read()
             m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", t)
@@ -318,12 +386,14 @@ def main():
     res["profile"] = prof
     if prof:
         P()
-        P("profile pass (kernel.bpf_stats_enabled=1; mmscope -p PID on the workload's pause):")
-        P("BPF time per event = run_time_ns / run_cnt of each program; targets: counting <= %d ns,"
-          % TARGET_COUNT_NS)
-        P("stack-collecting <= %d ns (in-program time only: the hook's own dispatch, e.g. the perf"
-          % TARGET_STACK_NS)
-        P("software event's overflow path, is not in run_time_ns)")
+        P("profile pass (kernel.bpf_stats_enabled=1; mmscope -p PID attached during the workload's pause)")
+        P("runs = run_cnt (every event on the host runs the program, the target's or not); ns/run =")
+        P("run_time_ns / run_cnt; filtered = ns/run of a twin mmscope tracing an idle process (the cost")
+        P("of an event filtered out); traced = the target's events (mmscope's own counts); ns/traced =")
+        P("(run_time_ns - (runs - traced) x filtered) / traced, where traced >= 20% of runs. Targets, on")
+        P("the worst of the three: counting <= %d ns, stack-collecting <= %d ns. In-program time only: the hook's"
+          % (TARGET_COUNT_NS, TARGET_STACK_NS))
+        P("dispatch (e.g. the perf software event's overflow path) is not in run_time_ns.")
         for w in workloads:
             for c in [c for c in MM + PEERS if c in prof.get(w, {})]:
                 d = prof[w][c]
@@ -336,6 +406,9 @@ def main():
                      "%.0f" % d["bpf_runs_per_s"] if d.get("bpf_runs_per_s") else "?",
                      "" if d.get("covered_loop", True) else "  (WARNING: attached after the loop began)",
                      "  lost %s" % d["lost"] if d.get("lost") else ""))
+                if d.get("progs"):
+                    P("      %-16s %-6s %10s %10s %9s %9s %10s"
+                      % ("program", "kind", "runs", "traced", "ns/run", "filtered", "ns/traced"))
                 for p in d.get("progs", []):
                     if not p["run_cnt"]:
                         continue
@@ -343,9 +416,18 @@ def main():
                     lim = TARGET_STACK_NS if kind == "stack" else TARGET_COUNT_NS
                     p["kind"] = kind
                     p["target_ns"] = lim if c in MM else None
-                    P("      %-16s %-8s %10d runs %8.0f ns/run  %s"
-                      % (p["name"], kind, p["run_cnt"], p["ns_per_run"],
-                         ("ok" if p["ns_per_run"] <= lim else "OVER %d ns" % lim) if c in MM else "(peer)"))
+                    tr = p.get("traced_ns_per_event")
+                    # the worst of what is known: per traced event, per filtered event, mean
+                    judged = max(x for x in (tr, p.get("filtered_ns_per_run"), p["ns_per_run"])
+                                 if x is not None)
+                    p["judged_ns"] = judged
+                    P("      %-16s %-6s %10d %10s %9.0f %9s %10s  %s"
+                      % (p["name"], kind, p["run_cnt"],
+                         p["traced_events"] if p.get("traced_events") is not None else "-",
+                         p["ns_per_run"],
+                         "%.0f" % p["filtered_ns_per_run"] if p.get("filtered_ns_per_run") is not None else "-",
+                         "%.0f" % tr if tr is not None else "-",
+                         ("ok" if judged <= lim else "OVER %d" % lim) if c in MM else "(peer)"))
 
     # ---- targets ----
     T = res["targets"]
@@ -409,8 +491,8 @@ def main():
                 for p in prof[w].get(c, {}).get("progs", []):
                     if p.get("kind") == kind and p["run_cnt"] >= 100:
                         n += 1
-                        if p["ns_per_run"] > lim:
-                            over.append("%s %s/%s %.0f ns" % (p["name"], w, c, p["ns_per_run"]))
+                        if p["judged_ns"] > lim:
+                            over.append("%s %s/%s %.0f ns" % (p["name"], w, c, p["judged_ns"]))
         if n:
             target("BPF time per event <= %d ns (%s programs)" % (lim, "counting" if kind == "count"
                                                                  else "stack-collecting"),

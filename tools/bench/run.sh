@@ -4,10 +4,11 @@
 # See tools/bench/README.md for the method and how to read the output.
 #
 #   tools/bench/run.sh [--quick] [-n RUNS] [-w WORKLOADS] [-c CONFIGS] [--no-profile]
-#                      [--no-startup] [--out DIR]          (make bench runs it as is)
+#                      [--no-startup] [--keep-bpf-stats] [--out DIR]   (make bench: no options)
 #
 # Environment (each also a default for the option): RUNS, WORKLOADS, CONFIGS, OUT,
-# PT_ARGS EL_ARGS FE_ARGS MP_ARGS TS_ARGS (each workload's arguments), PAUSE_MS (profile pass),
+# PT_ARGS EL_ARGS FE_ARGS MP_ARGS TS_ARGS (each workload's arguments), PAUSE_MS (profile pass:
+# the workload's --pause-before-ms, within which it is stopped until mmscope is attached),
 # STARTUP_RUNS, TIMEOUT (seconds per run), MMSCOPE, PERF, BPFTRACE, BPFTOOL.
 #
 # Exit status: 0 when it measured (targets missed or not: see the report), 1 when it could not.
@@ -20,13 +21,16 @@ usage() {
 	sed -n '3,12p' "$0" | sed 's/^# \{0,1\}//'
 	cat <<'EOF'
 
-  --quick           3 runs, smaller workloads, 3 start-up runs (about 4 minutes)
+  --quick           3 runs, smaller workloads, 3 start-up runs (about 5 minutes)
   -n, --runs N      interleaved timed runs of each (workload, configuration) (default 7)
   -w, --workloads L comma list of: page_touch exec_loop fork_exec mprotect_toggle tlb_switch
   -c, --configs L   comma list of: base mm_stat mm_faults mm_folded mm_tlb perf_stat
                     perf_record bt_count bt_pair bt_stacks (base is always run)
       --no-profile  skip the profile pass (BPF run time per program, RSS, map memory)
       --no-startup  skip the start-up measurement
+      --keep-bpf-stats  leave kernel.bpf_stats_enabled as found during the timed runs
+                    (default: 0 while timing, since it adds two clock reads to every BPF
+                    program run; the value found is restored at the end in every case)
       --out DIR     results directory (default build/bench)
 EOF
 }
@@ -40,6 +44,7 @@ say() { printf '%s\n' "$*" >&2; }
 QUICK=0
 PROFILE=1
 STARTUP=1
+KEEP_STATS=0
 RUNS=${RUNS:-}
 WORKLOADS=${WORKLOADS:-page_touch,exec_loop,fork_exec,mprotect_toggle,tlb_switch}
 CONFIGS=${CONFIGS:-base,mm_stat,mm_faults,mm_folded,mm_tlb,perf_stat,perf_record,bt_count,bt_pair,bt_stacks}
@@ -52,6 +57,7 @@ while [ $# -gt 0 ]; do
 	-c | --configs) CONFIGS=$2; shift ;;
 	--no-profile) PROFILE=0 ;;
 	--no-startup) STARTUP=0 ;;
+	--keep-bpf-stats) KEEP_STATS=1 ;;
 	--out) OUT=$2; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; exit 1 ;;
@@ -59,15 +65,16 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-# ---- sizes: each loop ~0.3-1 s alone on the 2-CPU VM (a fault costs 5-30 us there) ----
+# ---- sizes: each loop ~0.3-0.6 s alone on the 2-CPU VM (a fault costs 5-50 us there, an exec
+# 7-13 ms, a fork+exec round 18-27 ms); a tracer's start-up adds 0.5-3 s to each run ----
 if [ "$QUICK" = 1 ]; then
-	: "${RUNS:=3}" "${STARTUP_RUNS:=3}" "${PAUSE_MS:=2500}"
-	: "${PT_ARGS:=-w 5000 -r 5000}" "${EL_ARGS:=15}" "${FE_ARGS:=-n 10}"
-	: "${MP_ARGS:=--single -s 16M -i 2}" "${TS_ARGS:=-t 1000}"
+	: "${RUNS:=3}" "${STARTUP_RUNS:=3}" "${PAUSE_MS:=500}"
+	: "${PT_ARGS:=-w 4000 -r 4000}" "${EL_ARGS:=25}" "${FE_ARGS:=-n 10}"
+	: "${MP_ARGS:=--single -s 16M -i 5}" "${TS_ARGS:=-t 1500}"
 else
-	: "${RUNS:=7}" "${STARTUP_RUNS:=7}" "${PAUSE_MS:=3000}"
-	: "${PT_ARGS:=-w 12000 -r 12000}" "${EL_ARGS:=40}" "${FE_ARGS:=-n 25}"
-	: "${MP_ARGS:=--single -s 32M -i 4}" "${TS_ARGS:=-t 3000}"
+	: "${RUNS:=7}" "${STARTUP_RUNS:=5}" "${PAUSE_MS:=500}"
+	: "${PT_ARGS:=-w 8000 -r 8000}" "${EL_ARGS:=50}" "${FE_ARGS:=-n 20}"
+	: "${MP_ARGS:=--single -s 32M -i 6}" "${TS_ARGS:=-t 3000}"
 fi
 : "${TIMEOUT:=300}"
 case $RUNS in '' | *[!0-9]* | 0) die "runs must be a positive number" ;; esac
@@ -94,7 +101,9 @@ if [ ! -x /usr/bin/time ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
 		--no-install-recommends time >/dev/null || die "cannot install the 'time' package"
 fi
-for t in "$PERF" "$BPFTRACE" "$BPFTOOL" python3 timeout shuf; do
+# The system's python3 when there is one: a pyenv shim can take seconds to start under load.
+PY=${PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3)}
+for t in "$PERF" "$BPFTRACE" "$BPFTOOL" "$PY" timeout shuf; do
 	command -v "$t" >/dev/null || die "missing $t (make deps installs it)"
 done
 MM_SRC=${MMSCOPE:-$BUILD/mmscope}
@@ -110,8 +119,10 @@ for w in "${wls[@]}"; do cp "$BUILD/workloads/$w" "$BIN/$w"; done
 MM=$BIN/mmscope
 
 stats_orig=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
+IDLE=
 cleanup() {
 	sysctl -q -w kernel.bpf_stats_enabled="$stats_orig" >/dev/null 2>&1
+	[ -n "$IDLE" ] && kill "$IDLE" 2>/dev/null
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -202,6 +213,11 @@ run_one() {
 }
 
 t_begin=$(now_ns)
+if [ "$KEEP_STATS" = 0 ] && [ "$stats_orig" != 0 ]; then
+	say "bench: kernel.bpf_stats_enabled was $stats_orig: 0 while timing (restored at the end)"
+	sysctl -q -w kernel.bpf_stats_enabled=0
+fi
+stats_timed=$(sysctl -n kernel.bpf_stats_enabled)
 say "bench: $(nproc) CPUs, kernel $(uname -r), $("$MM" --version 2>&1 | head -1)"
 say "bench: ${#wls[@]} workloads x ${#cfgs[@]} configurations x $RUNS runs, interleaved; results in $OUT"
 for w in "${wls[@]}"; do say "  $w ${WL_ARGS[$w]}"; done
@@ -230,11 +246,15 @@ done
 
 # ---- start-up: launch to the command's first instruction, and launch-to-exit ----
 if [ "$STARTUP" = 1 ]; then
-	say "bench: start-up ($STARTUP_RUNS runs each)"
+	st_cfgs=()
+	for c in "${cfgs[@]}"; do
+		case $c in base | mm_* | perf_stat | bt_count) st_cfgs+=("$c") ;; esac
+	done
+	say "bench: start-up (${st_cfgs[*]}: $STARTUP_RUNS runs each)"
 	ST=$OUT/startup.tsv
 	printf 'config\trun\tattach_ns\twall_ns\n' >"$ST"
 	for i in $(seq "$STARTUP_RUNS"); do
-		for c in "${cfgs[@]}"; do
+		for c in "${st_cfgs[@]}"; do
 			# attach: the command prints the time it started; minus the launch time
 			build_cmd "$c" "$TMP/st" /bin/date +%s%N
 			t0=$(now_ns)
@@ -256,27 +276,48 @@ if [ "$PROFILE" = 1 ]; then
 	say "bench: profile pass (kernel.bpf_stats_enabled=1 for its duration; was $stats_orig)"
 	sysctl -q -w kernel.bpf_stats_enabled=1 || die "cannot enable BPF statistics"
 	PT=$OUT/profile
+	# The twin: the same mmscope command, at the same time, tracing an idle process. Every
+	# event of the host runs its programs and is filtered out: its run_time_ns / run_cnt is
+	# the cost of a filtered event, which the report takes out of the traced instance's
+	# totals (run_cnt counts every event on the host, not only the target's).
+	sleep 100000 </dev/null >/dev/null 2>&1 &
+	IDLE=$!
 	for w in "${wls[@]}"; do
 		for c in "${cfgs[@]}"; do
 			case $c in
-			mm_stat) mode=(stat --json -o "$PT/$w.$c.json") ;;
-			mm_faults) mode=(faults --json -o "$PT/$w.$c.json") ;;
-			mm_folded) mode=(faults --folded -o "$PT/$w.$c.folded") ;;
-			mm_tlb) mode=(tlb --json -o "$PT/$w.$c.json") ;;
+			mm_stat) mode=(stat --json -o) ext=json ;;
+			mm_faults) mode=(faults --json -o) ext=json ;;
+			mm_folded) mode=(faults --folded -o) ext=folded ;;
+			mm_tlb) mode=(tlb --json -o) ext=json ;;
 			*) continue ;;
 			esac
+			rm -f "$TMP"/pidfile*
+			# The workload is stopped within its pause (its loop cannot have begun) and
+			# continued by the watcher once mmscope's hooks are attached.
 			read -r -a cmd <<<"$BIN/$w --pause-before-ms $PAUSE_MS ${WL_ARGS[$w]}"
 			"${cmd[@]}" >"$PT/$w.$c.workload" 2>&1 </dev/null &
 			wpid=$!
-			/usr/bin/time -v -o "$PT/$w.$c.time" "$MM" "${mode[@]}" -p "$wpid" \
+			kill -STOP "$wpid"
+			"$PY" "$here/bpfprof.py" --pidfile "$TMP/pidfile" --child --bpftool "$BPFTOOL" \
+				--cont "$wpid" --out "$PT/$w.$c.bpf.json" &
+			ppid=$!
+			"$PY" "$here/bpfprof.py" --pidfile "$TMP/pidfile.twin" --bpftool "$BPFTOOL" \
+				--out "$PT/$w.$c.twin.bpf.json" &
+			ppid2=$!
+			/usr/bin/time -v -o "$PT/$w.$c.time" "$MM" "${mode[@]}" "$PT/$w.$c.$ext" -p "$wpid" \
 				>/dev/null 2>"$PT/$w.$c.stderr" </dev/null &
 			tpid=$!
-			python3 "$here/bpfprof.py" --child-of "$tpid" --bpftool "$BPFTOOL" \
-				--out "$PT/$w.$c.bpf.json" &
-			ppid=$!
+			"$MM" "${mode[@]}" "$TMP/twin.$ext" -p "$IDLE" >/dev/null 2>&1 </dev/null &
+			twin=$!
+			echo "$tpid" >"$TMP/pidfile.tmp" && mv "$TMP/pidfile.tmp" "$TMP/pidfile"
+			echo "$twin" >"$TMP/pidfile.tmp" && mv "$TMP/pidfile.tmp" "$TMP/pidfile.twin"
 			wait "$wpid"
 			wait "$tpid"
+			kill -INT "$twin" 2>/dev/null
+			wait "$twin"
 			wait "$ppid"
+			wait "$ppid2"
+			rm -f "$TMP"/twin.*
 			say "  $w $c: $(grep -a 'loop_ns' "$PT/$w.$c.workload" | sed 's/.*\(loop_ns=[0-9]*\).*/\1/'), peak RSS $(sed -n 's/.*Maximum resident set size (kbytes): //p' "$PT/$w.$c.time") KB"
 		done
 	done
@@ -285,10 +326,14 @@ if [ "$PROFILE" = 1 ]; then
 		case $c in bt_count | bt_pair | bt_stacks) ;; *) continue ;; esac
 		w=${wls[0]}
 		build_cmd "$c" "$PT/$w.$c.out" "$BIN/$w" ${WL_ARGS[$w]}
+		rm -f "$TMP/pidfile"
+		"$PY" "$here/bpfprof.py" --pidfile "$TMP/pidfile" --bpftool "$BPFTOOL" \
+			--out "$PT/$w.$c.bpf.json" &
+		ppid=$!
+		sleep 0.3 # the watcher's start-up; bpftrace takes a second or more to attach anyway
 		"${RUN[@]}" >"$PT/$w.$c.workload" 2>"$PT/$w.$c.stderr" </dev/null &
 		bpid=$!
-		python3 "$here/bpfprof.py" --pid "$bpid" --bpftool "$BPFTOOL" --out "$PT/$w.$c.bpf.json" &
-		ppid=$!
+		echo "$bpid" >"$TMP/pidfile.tmp" && mv "$TMP/pidfile.tmp" "$TMP/pidfile"
 		wait "$bpid"
 		wait "$ppid"
 		[ "$c" = bt_stacks ] && rm -f "$PT/$w.$c.out"
@@ -298,6 +343,7 @@ if [ "$PROFILE" = 1 ]; then
 fi
 
 t_end=$(now_ns)
-python3 "$here/report.py" --out "$OUT" --runs "$RUNS" --seconds "$(((t_end - t_begin) / 1000000000))" \
+"$PY" "$here/report.py" --out "$OUT" --runs "$RUNS" --seconds "$(((t_end - t_begin) / 1000000000))" \
 	--meta "kernel=$(uname -r)" --meta "cpus=$(nproc)" --meta "mmscope=$("$MM" --version 2>&1 | head -1)" \
-	--meta "quick=$QUICK" --meta "pause_ms=$PAUSE_MS"
+	--meta "quick=$QUICK" --meta "pause_ms=$PAUSE_MS" --meta "bpf_stats_enabled_found=$stats_orig" \
+	--meta "bpf_stats_enabled_timed=$stats_timed"
