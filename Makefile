@@ -48,7 +48,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux-headers/$(ARC
 	$(CLANG_BPF_SYS_INCLUDES) -Wall -Werror -Wno-unused-function
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
-BPF_MAIN_SRCS := $(filter-out bpf/probe.bpf.c,$(BPF_SRCS))
+BPF_MAIN_SRCS := $(BPF_SRCS)
 # state.bpf.o defines the shared maps and must come first: libbpf 1.1's linker resolves the
 # other objects' extern maps only against definitions it has already seen.
 BPF_OBJS := $(OUT)/bpf/state.bpf.o $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(filter-out bpf/state.bpf.c,$(BPF_MAIN_SRCS)))
@@ -56,7 +56,7 @@ BPF_HDRS := $(wildcard bpf/*.h)
 USER_SRCS := $(wildcard user/*.c)
 USER_HDRS := $(wildcard user/*.h)
 USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
-SKELS := $(OUT)/mmscope.skel.h $(OUT)/probe.skel.h $(OUT)/syscall_names.h $(OUT)/btf_builtin.h
+SKELS := $(OUT)/mmscope.skel.h $(OUT)/syscall_names.h $(OUT)/btf_builtin.h
 WORKLOADS := $(patsubst tools/workloads/%.c,$(OUT)/workloads/%,$(wildcard tools/workloads/*.c))
 
 ifeq ($(V),1)
@@ -89,10 +89,6 @@ $(OUT)/mmscope.bpf.o: $(BPF_OBJS)
 $(OUT)/mmscope.skel.h: $(OUT)/mmscope.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name mmscope > $@
-
-$(OUT)/probe.skel.h: $(OUT)/bpf/probe.bpf.o
-	$(call msg,SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< name mmscope_probe > $@
 
 # System call names of the target architecture, from its own <asm/unistd.h>: the list of
 # __NR_ names, resolved by the compiler (arm64's generic table aliases some of them).

@@ -18,7 +18,8 @@
 
 #include "kcaps.h"
 #include "util.h"
-#include "probe.skel.h"
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
 
 bool libbpf_quiet;
 
@@ -42,6 +43,8 @@ struct live_priv {
 	struct btf *btf; /* for tracepoint checks without tracefs */
 	bool btf_loaded;
 	struct probe_answer fentry[CACHE_MAX], kprobe[CACHE_MAX];
+	int fentry_refused;
+	char fentry_refused_why[128];
 	int nfentry, nkprobe;
 };
 
@@ -62,70 +65,96 @@ static struct probe_answer *cache_find(struct probe_answer *tab, int *n, const c
 	return &tab[(*n)++];
 }
 
-/* Load (and attach) one probe program; which: 0 fentry, 1 kprobe. */
-static int run_probe(struct live_priv *p, int which, const char *func, char *why, size_t whylen)
+static struct btf *live_btf(struct live_priv *p)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = p->btf_path);
-	struct mmscope_probe *skel;
-	struct bpf_link *link = NULL;
-	int err;
+	if (!p->btf_loaded) {
+		p->btf_loaded = true;
+		libbpf_quiet = true;
+		p->btf = p->btf_path ? btf__parse(p->btf_path, NULL) : btf__load_vmlinux_btf();
+		libbpf_quiet = false;
+	}
+	return p->btf;
+}
 
-	libbpf_quiet = true;
-	skel = mmscope_probe__open_opts(&oo);
-	if (!skel) {
+/*
+ * Can an fentry program load and attach on func? A two-instruction program is enough for the
+ * kernel to say (EPERM where fentry is refused, ENOTSUPP without trampolines, EBUSY for a
+ * function that cannot be traced). One parsed copy of the kernel's BTF serves every probe.
+ */
+static int probe_fentry(struct live_priv *p, const char *func, char *why, size_t whylen)
+{
+	struct bpf_insn insns[2] = {
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, lo, .expected_attach_type = BPF_TRACE_FENTRY);
+	struct btf *btf = live_btf(p);
+	int id, fd, link, err;
+
+	if (!btf) {
+		snprintf(why, whylen, "kernel BTF unreadable");
+		return -ENOENT;
+	}
+	id = btf__find_by_name_kind(btf, func, BTF_KIND_FUNC);
+	if (id <= 0) {
+		snprintf(why, whylen, "not in kernel BTF");
+		return -ENOENT;
+	}
+	lo.attach_btf_id = (__u32)id;
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "mmscope_probe", "GPL", insns, 2, &lo);
+	if (fd < 0) {
 		err = -errno;
-		snprintf(why, whylen, "cannot open probe object: %s", strerror(-err));
-		goto out;
-	}
-	bpf_program__set_autoload(skel->progs.probe_tp_btf, false);
-	if (which == 0) {
-		bpf_program__set_autoload(skel->progs.probe_kprobe, false);
-		err = bpf_program__set_attach_target(skel->progs.probe_fentry, 0, func);
-		if (err) {
-			snprintf(why, whylen, "not in kernel BTF");
-			goto out;
-		}
-	} else {
-		bpf_program__set_autoload(skel->progs.probe_fentry, false);
-	}
-	err = mmscope_probe__load(skel);
-	if (err) {
-		if (which == 0 && (err == -ESRCH || err == -ENOENT))
-			snprintf(why, whylen, "not in kernel BTF");
-		else if (which == 0 && (err == -EPERM || err == -EACCES))
+		if (err == -EPERM || err == -EACCES)
 			snprintf(why, whylen, "fentry programs refused by this kernel (load: %s)",
 				 strerror(-err));
 		else if (err == -524 /* ENOTSUPP */)
-			snprintf(why, whylen,
-				 "no BPF trampoline support in this kernel (ENOTSUPP)");
+			snprintf(why, whylen, "no BPF trampoline support in this kernel (ENOTSUPP)");
 		else
 			snprintf(why, whylen, "probe program refused (load: %s)", strerror(-err));
-		goto out;
+		return err;
 	}
-	if (which == 0)
-		link = bpf_program__attach_trace(skel->progs.probe_fentry);
+	link = bpf_raw_tracepoint_open(NULL, fd);
+	err = link < 0 ? -errno : 0;
+	if (link >= 0)
+		close(link);
+	close(fd);
+	if (err == -EBUSY)
+		snprintf(why, whylen, "not traceable (attach: %s)", strerror(-err));
+	else if (err == -524)
+		snprintf(why, whylen, "no BPF trampoline for this function (ENOTSUPP)");
+	else if (err)
+		snprintf(why, whylen, "attach failed: %s", strerror(-err));
+	return err;
+}
+
+/* Can a kprobe be placed on func? Creating the perf kprobe event is the kernel's full check
+ * (symbol exists, not NOKPROBE, not notrace); no program is needed for it. */
+static int probe_kprobe(const char *func, char *why, size_t whylen)
+{
+	struct perf_event_attr attr = {0};
+	char buf[32];
+	int fd, err;
+
+	if (read_small_file("/sys/bus/event_source/devices/kprobe/type", buf, sizeof(buf)) <= 0) {
+		snprintf(why, whylen, "this kernel has no kprobes (no kprobe PMU)");
+		return -EOPNOTSUPP;
+	}
+	attr.size = sizeof(attr);
+	attr.type = (unsigned int)strtoul(buf, NULL, 10);
+	attr.config1 = (__u64)(uintptr_t)func; /* kprobe_func */
+	attr.config2 = 0;			 /* probe_offset */
+	fd = (int)syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	err = -errno;
+	if (err == -ENOENT)
+		snprintf(why, whylen, "not in kallsyms (inlined or absent in this kernel)");
+	else if (err == -EINVAL)
+		snprintf(why, whylen, "kprobe refused (NOKPROBE_SYMBOL, notrace, or blacklisted)");
 	else
-		link = bpf_program__attach_kprobe(skel->progs.probe_kprobe, false, func);
-	if (!link) {
-		err = -errno;
-		if (which == 0 && err == -EBUSY)
-			snprintf(why, whylen, "not traceable (attach: %s)", strerror(-err));
-		else if (which == 0 && err == -524)
-			snprintf(why, whylen, "no BPF trampoline for this function (ENOTSUPP)");
-		else if (which == 1 && err == -ENOENT)
-			snprintf(why, whylen, "not in kallsyms (inlined or absent in this kernel)");
-		else if (which == 1 && err == -EINVAL)
-			snprintf(why, whylen,
-				 "kprobe refused (NOKPROBE_SYMBOL, notrace, or blacklisted)");
-		else
-			snprintf(why, whylen, "attach failed: %s", strerror(-err));
-		goto out;
-	}
-	err = 0;
-out:
-	bpf_link__destroy(link);
-	mmscope_probe__destroy(skel);
-	libbpf_quiet = false;
+		snprintf(why, whylen, "kprobe refused: %s", strerror(-err));
 	return err;
 }
 
@@ -139,8 +168,20 @@ static int live_fentry_ok(const struct kcaps *k, const char *func, const char **
 		*why = "too many functions probed";
 		return -E2BIG;
 	}
-	if (!found)
-		a->err = run_probe(p, 0, func, a->why, sizeof(a->why));
+	if (!found) {
+		/* Refused at load is refused for every function: probe the kernel once. */
+		if (p->fentry_refused) {
+			a->err = p->fentry_refused;
+			snprintf(a->why, sizeof(a->why), "%s", p->fentry_refused_why);
+		} else {
+			a->err = probe_fentry(p, func, a->why, sizeof(a->why));
+			if (a->err == -EPERM || a->err == -EACCES || a->err == -524) {
+				p->fentry_refused = a->err;
+				snprintf(p->fentry_refused_why, sizeof(p->fentry_refused_why), "%s",
+					 a->why);
+			}
+		}
+	}
 	*why = a->why;
 	return a->err;
 }
@@ -166,7 +207,7 @@ static int live_kprobe_ok(const struct kcaps *k, const char *func, const char **
 		return -E2BIG;
 	}
 	if (!found)
-		a->err = run_probe(p, 1, func, a->why, sizeof(a->why));
+		a->err = probe_kprobe(func, a->why, sizeof(a->why));
 	*why = a->why;
 	return a->err;
 }
@@ -186,13 +227,7 @@ static bool live_tracepoint_exists(const struct kcaps *k, const char *cat, const
 		return access(path, F_OK) == 0;
 	}
 	/* No tracefs: every tracepoint has a btf_trace_<name> typedef in the kernel's BTF. */
-	if (!p->btf_loaded) {
-		p->btf_loaded = true;
-		p->btf = p->btf_path ? btf__parse(p->btf_path, NULL) : btf__load_vmlinux_btf();
-		if (!p->btf)
-			p->btf = NULL;
-	}
-	if (p->btf) {
+	if (live_btf(p)) {
 		snprintf(path, sizeof(path), "btf_trace_%s", name);
 		return btf__find_by_name_kind(p->btf, path, BTF_KIND_TYPEDEF) > 0;
 	}

@@ -311,6 +311,16 @@ static void configure(struct session *s)
 		bpf_map__set_max_entries(sk->maps.switch_procs, 1);
 	if (!s->cfg.track_mm_cpus)
 		bpf_map__set_max_entries(sk->maps.mm_cpus, 1);
+	/* Hash maps are preallocated: the ones this run's hooks never touch cost start-up time
+	 * and memory for nothing. */
+	if (s->cfg.count_only)
+		bpf_map__set_max_entries(sk->maps.open_faults, 1);
+	if (!done || done->method == HM_PERF_SW || s->cfg.count_only)
+		bpf_map__set_max_entries(sk->maps.lat_calls, 1);
+	if (!selection_chosen(&s->sel, EV_TLB_SEND))
+		bpf_map__set_max_entries(sk->maps.send_calls, 1);
+	if (!o->npids && s->child <= 0)
+		bpf_map__set_max_entries(sk->maps.tracked, 1);
 	if (o->cgroup) {
 		struct stat st;
 
@@ -345,7 +355,8 @@ static int populate_filters(struct session *s)
 		if (bpf_map_update_elem(fd, &pid, &one, BPF_ANY))
 			return -errno;
 	}
-	if (s->child > 0) {
+	/* With -p, the command only says how long to trace (perf stat -p PID -- sleep 5). */
+	if (s->child > 0 && !s->opts->npids) {
 		__u32 pid = (__u32)s->child;
 
 		if (bpf_map_update_elem(fd, &pid, &one, BPF_ANY))
@@ -494,6 +505,8 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 	struct selection prev;
 	int err, tries;
 
+	uint64_t t_begin = now_ns();
+
 	memset(s, 0, sizeof(*s));
 	s->opts = opts;
 	s->cfg = *cfg;
@@ -553,7 +566,8 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 	/* open → select → configure → load → attach; a hook refused at attach is excluded and
 	 * the next candidate tried, from a fresh object. */
 	for (tries = 0; tries < 8; tries++) {
-		LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = opts->btf);
+		LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = opts->btf,
+			    .kernel_log_level = getenv("MMSCOPE_VERIFIER_STATS") ? 4 : 0);
 		const struct hook_candidate *failed_c = NULL;
 		int failed_e = -1;
 
@@ -579,6 +593,7 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 				return -1;
 			}
 		}
+		verbose_msg("[%.0f ms] hooks selected", (double)(now_ns() - t_begin) / 1e6);
 		s->skel = mmscope__open_opts(&oo);
 		if (!s->skel) {
 			err_msg("cannot open the BPF object: %s", strerror(errno));
@@ -586,7 +601,9 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 		}
 		set_autoload(s);
 		configure(s);
+		verbose_msg("[%.0f ms] object opened", (double)(now_ns() - t_begin) / 1e6);
 		err = mmscope__load(s->skel);
+		verbose_msg("[%.0f ms] programs loaded", (double)(now_ns() - t_begin) / 1e6);
 		if (err) {
 			err_msg("cannot load the BPF programs: %s (run with -v for the verifier "
 				"log)",
@@ -645,13 +662,10 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 			err_msg("cannot open the ring buffer: %s", strerror(errno));
 			return -1;
 		}
-		s->ksyms = ksyms_load("/proc/kallsyms");
-		if (!s->ksyms)
-			warn_msg("kernel symbols unavailable (/proc/kallsyms: %s)",
-				 strerror(errno));
 	}
 	s->t_start = now_ns();
 	s->wall_start = wall_time_s();
+	verbose_msg("[%.0f ms] attached", (double)(s->t_start - t_begin) / 1e6);
 	if (s->child > 0 && release_child(s))
 		return -1;
 	if (!opts->json && !opts->folded && !opts->argv && !opts->output)
@@ -808,6 +822,20 @@ uint64_t session_open_faults(struct session *s, struct mm_stats *st)
 		}
 	}
 	return n;
+}
+
+struct ksyms *session_ksyms(struct session *s)
+{
+	/* Read at the end, when needed: /proc/kallsyms takes a few hundred ms to generate,
+	 * which would delay the start of tracing. */
+	if (!s->ksyms && !s->ksyms_failed) {
+		s->ksyms = ksyms_load("/proc/kallsyms");
+		if (!s->ksyms) {
+			s->ksyms_failed = true;
+			warn_msg("kernel symbols unavailable (/proc/kallsyms: %s)", strerror(errno));
+		}
+	}
+	return s->ksyms;
 }
 
 double session_duration_s(const struct session *s)

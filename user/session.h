@@ -67,7 +67,8 @@ struct session {
 	uint64_t t_start, t_end;
 	double wall_start;
 	struct usyms *usyms;
-	struct ksyms *ksyms;
+	struct ksyms *ksyms; /* see session_ksyms() */
+	bool ksyms_failed;
 
 	struct atomic_file out_file;
 	FILE *out;
@@ -104,6 +105,8 @@ void session_read_hw(struct session *s);
 /* Finish the output (commit -o file) and release everything; returns the exit code. */
 int session_close(struct session *s, int status);
 double session_duration_s(const struct session *s);
+/* Kernel symbols, loaded on first use; NULL (warned once) when unavailable. */
+struct ksyms *session_ksyms(struct session *s);
 const struct hook_candidate *session_hook(const struct session *s, enum mm_event_id id);
 
 #endif

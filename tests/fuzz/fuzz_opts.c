@@ -41,8 +41,9 @@
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \
 		if (!(cond)) {                                                                     \
-			fprintf(real_stderr, "fuzz_opts.c:%d: CHECK(%s) failed (command %s, " \
-					     "ret %d)\n",                                          \
+			fprintf(real_stderr,                                                       \
+				"ERROR: fuzz_opts.c:%d: CHECK(%s) failed (command %s, "            \
+				"ret %d)\n",                                                       \
 				__LINE__, #cond, cur_cmd ? cur_cmd->name : "?", cur_ret);          \
 			abort();                                                                   \
 		}                                                                                  \
@@ -112,10 +113,12 @@ static int fake_possible_cpus(void)
 }
 
 /*
- * glibc's getopt keeps the position inside a cluster of short options ("-vh") in hidden
- * state that only optind = 0 resets; opts_parse() sets optind = 1, which is enough for the
- * one call mmscope makes, but a second call would continue inside the previous argv (freed
- * here). Reset the hidden state the documented way before each call.
+ * glibc's getopt keeps hidden state that only optind = 0 resets: the position inside a
+ * cluster of short options ("-vh") and the argument ordering (from the optstring's '+' at
+ * initialization). opts_parse() sets optind = 1, which is enough for the one call mmscope
+ * makes, but a later call would continue inside the previous argv (freed here). Reset the
+ * state the documented way before each call, with the same REQUIRE_ORDER ('+') that
+ * opts_parse() asks for.
  */
 static void reset_getopt(void)
 {
@@ -123,7 +126,7 @@ static void reset_getopt(void)
 
 	optind = 0;
 	opterr = 0;
-	(void)getopt(1, dummy, "");
+	(void)getopt(1, dummy, "+");
 }
 
 static bool points_into(const char *p, char **argv, int argc)
@@ -252,8 +255,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const struct command *const real[] = {&cmd_stat, &cmd_faults, &cmd_tlb,
-						     &cmd_switch, &cmd_probes};
+	static const struct command *const real[] = {&cmd_stat, &cmd_faults, &cmd_tlb, &cmd_switch,
+						     &cmd_probes};
 	char *args[MAX_ARGS];
 	int nargs = 0;
 	size_t pos = 0;

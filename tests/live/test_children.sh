@@ -75,7 +75,7 @@ if [ -n "$BTPID" ]; then
 	BTPID=
 fi
 line=$(tail -1 "$TMP/kids.out")
-read -r _ _ bu bk bw _ _ _ _ _ < <(summary "$TMP/base.json")
+read -r _ _ _ _ bw _ _ _ _ _ < <(summary "$TMP/base.json")
 read -r tpid follow u k w mn mj inc lost rows < <(summary "$TMP/kids.json")
 ok "children: target.children is true by default" "children=$follow" [ "$follow" = true ]
 ok "children: nothing lost" "lost sum $lost" [ "$lost" -eq 0 ]
@@ -117,7 +117,7 @@ ok "children: user + kernel vs perf stat (inherit) within 2%" "mmscope $((u + k)
 rc=$?
 ok "children: --no-children: mmscope exits 0" "exit $rc: $(head -c 300 "$TMP/err3" | tr '\n' ' ')" [ $rc -eq 0 ]
 line=$(tail -1 "$TMP/one.out")
-read -r _ _ bu bk bw _ _ _ _ _ < <(summary "$TMP/base1.json")
+read -r _ _ _ _ bw _ _ _ _ _ < <(summary "$TMP/base1.json")
 read -r tpid follow u k w mn mj inc lost rows < <(summary "$TMP/one.json")
 ok "children: --no-children: target.children is false" "children=$follow" [ "$follow" = false ]
 ok "children: --no-children: by_process holds only the parent" "rows '$rows', target $tpid" \

@@ -113,9 +113,8 @@ fi
 # perf_sw_event() when faults are disabled). Oracle: the workload's arithmetic and perf stat,
 # while a host-wide 'mmscope faults --folded' runs next to a 'mmscope faults --json' run.
 wait_attached() {
-	local i
-	for i in $(seq 400); do
-		[ "$(ls -l /proc/"$1"/fd 2>/dev/null | grep -c bpf_link)" -ge 2 ] && return 0
+	for _ in $(seq 400); do
+		[ "$(find /proc/"$1"/fd -lname "anon_inode:bpf_link" 2>/dev/null | wc -l)" -ge 2 ] && return 0
 		kill -0 "$1" 2>/dev/null || return 1
 		sleep 0.05
 	done

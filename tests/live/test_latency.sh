@@ -81,7 +81,7 @@ print("entry", (entry or ["none"])[0]); print("done", (done or ["none"])[0])
 PY
 v() { sed -n "s/^$1 //p" "$TMP/vals"; }
 minor=$(v minor) major=$(v major) all=$(v all) hminor=$(v hminor) hmajor=$(v hmajor)
-method=$(v method) entry=$(v entry) done=$(v done)
+method=$(v method) entry=$(v entry) completion=$(v "done")
 
 # The probes' verdict on this host (test_probes.sh checks it): fentry refused, no kprobes, so
 # completion comes from the perf minor/major events and latency from pairing entry and
@@ -89,7 +89,7 @@ method=$(v method) entry=$(v entry) done=$(v done)
 ok "latency: latency_method is pairing" "latency_method '$method'" [ "${method%%:*}" = pairing ]
 ok "latency: latency_method names the chosen fault-entry hook" "method '$method', entry hook '$entry'" \
 	grep -qF -- "$entry" <<<"$method"
-ok "latency: fault completion is the perf event" "chosen '$done'" [ "$done" = perf ]
+ok "latency: fault completion is the perf event" "chosen '$completion'" [ "$completion" = perf ]
 # With pairing every completed fault gets exactly one latency sample, so the histogram holds
 # them all; >= 99% is the requirement (samples beyond the last log2 slot would be dropped).
 ok "latency: histogram holds >= 99% of minor + major" "histogram $all, minor+major $((minor + major))" \

@@ -10,7 +10,7 @@
 
 PT="$WORKLOADS/page_touch"
 W=3000 R=1000 PAUSE_MS=2000
-TPID= NPID= MMPID= PERFPID=
+TPID='' NPID='' MMPID='' PERFPID=''
 cleanup() {
 	for p in $MMPID $PERFPID $NPID $TPID; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
@@ -24,7 +24,7 @@ ok() {
 	if "$@"; then pass "$name"; else fail "$name ($detail)"; fi
 }
 # fds_like PID PATTERN : how many of PID's fds point at PATTERN (bpf_link, perf_event)
-fds_like() { ls -l "/proc/$1/fd" 2>/dev/null | grep -c -- "$2"; }
+fds_like() { find "/proc/$1/fd" -lname "*$2*" 2>/dev/null | wc -l; }
 
 "$PT" -w 20000 -r 20000 --repeat 100000 >/dev/null 2>&1 &
 NPID=$!
@@ -83,7 +83,7 @@ ok "pid filter: the neighbour was running all along" "pid $NPID" kill -0 $NPID
 line=$(tail -1 "$TMP/target.out")
 ew=$(kv "$line" expected_write) er=$(kv "$line" expected_read)
 
-read -r ttype nrows rpid u k r w x mn mj inc lost < <(python3 - "$TMP/f.json" <<'PY'
+read -r ttype _ rpid u k r w x mn mj inc lost < <(python3 - "$TMP/f.json" <<'PY'
 import json, sys
 d = json.loads([l for l in open(sys.argv[1]) if l.strip()][-1])
 f = d["faults"]

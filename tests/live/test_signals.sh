@@ -27,9 +27,8 @@ prog_ids() { bpftool prog list 2>/dev/null | sed -n 's/^\([0-9]*\):.*/\1/p' | so
 owned_progs() { cat /proc/"$1"/fdinfo/* 2>/dev/null | sed -n 's/^prog_id:[[:space:]]*//p' | sort -un; }
 # wait_attached PID : until PID holds bpf_link fds (its hooks are attached); 20 s at most
 wait_attached() {
-	local i
-	for i in $(seq 400); do
-		[ "$(ls -l /proc/"$1"/fd 2>/dev/null | grep -c bpf_link)" -ge 2 ] && return 0
+	for _ in $(seq 400); do
+		[ "$(find /proc/"$1"/fd -lname "anon_inode:bpf_link" 2>/dev/null | wc -l)" -ge 2 ] && return 0
 		kill -0 "$1" 2>/dev/null || return 1
 		sleep 0.05
 	done
@@ -37,8 +36,7 @@ wait_attached() {
 }
 # wait_exit PID SECONDS : waits for PID (a child of this shell); sets $rc, returns 1 on timeout
 wait_exit() {
-	local i
-	for i in $(seq $(($2 * 20))); do
+	for _ in $(seq $(($2 * 20))); do
 		kill -0 "$1" 2>/dev/null || break
 		sleep 0.05
 	done
@@ -157,7 +155,7 @@ while [ $tries -lt 6 ] && [ $landed -eq 0 ]; do
 	fi
 done
 if [ $landed -eq 1 ]; then
-	stray=$(ls -A "$TMP/out2" | grep -v '^f\.json$')
+	stray=$(find "$TMP/out2" -mindepth 1 ! -name f.json -printf '%f ')
 	# -o promises an atomic write: FILE complete or absent, nothing else in its directory.
 	ok "second SIGINT: exit 130 leaves no temporary file next to -o FILE (try $tries)" "left: $stray" [ -z "$stray" ]
 else

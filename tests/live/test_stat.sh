@@ -44,7 +44,7 @@ ok "stat: exit 0 (the command's status)" "exit $rc: $(head -c 300 "$TMP/err" | t
 line=$(tail -1 "$TMP/out")
 ew=$(kv "$line" expected_write) er=$(kv "$line" expected_read)
 ex=$(kv "$line" expected_exec) ek=$(kv "$line" expected_kernel)
-read -r bu bk br bw bx _ _ _ _ _ _ _ _ _ < <(fields "$TMP/base.json")
+read -r _ bk br bw bx _ _ _ _ _ _ _ _ _ < <(fields "$TMP/base.json")
 read -r u k r w x mn mj inc lost nohist dtlb itlb dwhy iwhy < <(fields "$TMP/run.json")
 
 ok "stat: nothing lost" "lost sum $lost" [ "$lost" -eq 0 ]
