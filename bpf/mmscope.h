@@ -86,6 +86,11 @@ enum mm_counter {
 	CNT_INSN_READ_WRITE,
 	CNT_INSN_READ_EXEC,
 	CNT_LOST_MM_CPUS, /* per-mm CPU map full: avoidable broadcasts undercounted */
+	/* pseries hypervisor calls that invalidate (no tlbie seen by the guest) */
+	CNT_HCALL_REMOVE,	  /* H_REMOVE 0x04 */
+	CNT_HCALL_PROTECT,	  /* H_PROTECT 0x18 */
+	CNT_HCALL_BULK_REMOVE,	  /* H_BULK_REMOVE 0x124 */
+	CNT_HCALL_RPT_INVALIDATE, /* H_RPT_INVALIDATE 0x448 */
 	/* Context switches: total = same_mm + mm_change + kernel. */
 	CNT_SW_TOTAL,
 	CNT_SW_SAME_MM,

@@ -99,6 +99,10 @@ static __always_inline void on_switch(struct task_struct *prev, struct task_stru
 	cs = bpf_map_lookup_elem(&cpu_switch, &zero);
 	if (!cs)
 		return;
+	/* The first switch seen on this CPU: what it ran last is what prev has loaded (an idle
+	 * or kernel thread's borrowed active_mm included). */
+	if (!cs->last_user_mm)
+		cs->last_user_mm = (__u64)BPF_CORE_READ(prev, active_mm);
 	/* Classify every switch, counted or not: the per-CPU last user mm must stay true. */
 	if (next_mm && next_mm != cs->last_user_mm)
 		cls = SWC_MM_CHANGE;

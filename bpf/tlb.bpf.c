@@ -367,6 +367,57 @@ int BPF_PROG(tlbie_raw, unsigned long lpid, unsigned long local, unsigned long r
 	return 0;
 }
 
+/*
+ * A pseries guest without GTSE (radix) or on the hash MMU does not issue tlbie itself: the
+ * hypervisor invalidates for it (H_RPT_INVALIDATE; H_REMOVE, H_PROTECT, H_BULK_REMOVE for hash
+ * PTEs, asm/hvcall.h). Each such call is one invalidation operation, broadcast by the
+ * hypervisor as needed.
+ */
+#define TLB_KIND_HCALL 2
+static __always_inline void hcall_event(void *ctx, unsigned long opcode)
+{
+	struct mm_stats *s;
+	int c;
+
+	switch (opcode) {
+	case 0x04:
+		c = CNT_HCALL_REMOVE;
+		break;
+	case 0x18:
+		c = CNT_HCALL_PROTECT;
+		break;
+	case 0x124:
+		c = CNT_HCALL_BULK_REMOVE;
+		break;
+	case 0x448:
+		c = CNT_HCALL_RPT_INVALIDATE;
+		break;
+	default:
+		return;
+	}
+	if (!trace_allowed(bpf_get_current_pid_tgid()))
+		return;
+	s = stats_get();
+	if (!s)
+		return;
+	s->c[c]++;
+	tlb_op(ctx, true, TLB_KIND_HCALL, current_mm());
+}
+
+SEC("raw_tp/hcall_entry")
+int BPF_PROG(hcall_raw, unsigned long opcode, unsigned long *args)
+{
+	hcall_event(ctx, opcode);
+	return 0;
+}
+
+SEC("tracepoint/powerpc/hcall_entry")
+int hcall_tp(struct trace_event_raw_hcall_entry *ctx)
+{
+	hcall_event(ctx, ctx->opcode);
+	return 0;
+}
+
 SEC("tracepoint/powerpc/tlbie")
 int tlbie_tp(struct trace_event_raw_tlbie *ctx)
 {
@@ -433,8 +484,9 @@ int insn_read_kprobe(struct pt_regs *ctx)
 #define TLB_KIND_CLEAR_FLUSH  1 /* ptep_clear_flush: COW, migration */
 #define TLB_KIND_ACCESS_FLAGS 2 /* ptep_set_access_flags: dirty/young update */
 
-SEC("kprobe/tlb_flush_mmu")
-int BPF_KPROBE(tlbi_gather_kprobe, struct mmu_gather *tlb)
+/* Does this gather hold something to flush? asm-generic/tlb.h: nothing unless something was
+ * cleared or freed; a full-mm teardown flushes only when page tables were freed. */
+static __always_inline bool gather_flushes(struct mmu_gather *tlb)
 {
 	unsigned int fullmm = BPF_CORE_READ_BITFIELD_PROBED(tlb, fullmm);
 	unsigned int freed = BPF_CORE_READ_BITFIELD_PROBED(tlb, freed_tables);
@@ -443,11 +495,52 @@ int BPF_KPROBE(tlbi_gather_kprobe, struct mmu_gather *tlb)
 			       BPF_CORE_READ_BITFIELD_PROBED(tlb, cleared_puds) |
 			       BPF_CORE_READ_BITFIELD_PROBED(tlb, cleared_p4ds);
 
-	/* asm-generic/tlb.h: no flush unless something was cleared or freed; a full-mm
-	 * teardown flushes only when page tables were freed. */
-	if (fullmm ? !freed : !(freed | cleared))
+	return fullmm ? freed : (freed | cleared);
+}
+
+/* tlb_finish_mmu() in flight, by thread: its own tlb_flush_mmu() call (when the compiler kept
+ * it out of line) is the same operation, counted once. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} finishing SEC(".maps");
+
+SEC("kprobe/tlb_finish_mmu")
+int BPF_KPROBE(tlbi_finish_kprobe, struct mmu_gather *tlb)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 ptr = (__u64)tlb;
+	struct mm_struct *mm = BPF_CORE_READ(tlb, mm);
+
+	bpf_map_update_elem(&finishing, &tid, &ptr, BPF_ANY);
+	/* mm_tlb_flush_nested(): another thread has a flush pending on this mm, so the gather
+	 * becomes a full flush with tables freed, which always flushes. */
+	if (gather_flushes(tlb) || BPF_CORE_READ(mm, tlb_flush_pending.counter) > 1)
+		tlb_op(ctx, true, TLB_KIND_GATHER, (__u64)mm);
+	return 0;
+}
+
+SEC("kretprobe/tlb_finish_mmu")
+int BPF_KRETPROBE(tlbi_finish_kretprobe)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	bpf_map_delete_elem(&finishing, &tid);
+	return 0;
+}
+
+SEC("kprobe/tlb_flush_mmu")
+int BPF_KPROBE(tlbi_gather_kprobe, struct mmu_gather *tlb)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 *fin = bpf_map_lookup_elem(&finishing, &tid);
+
+	if (fin && *fin == (__u64)tlb)
 		return 0;
-	tlb_op(ctx, true, TLB_KIND_GATHER, (__u64)BPF_CORE_READ(tlb, mm));
+	if (gather_flushes(tlb))
+		tlb_op(ctx, true, TLB_KIND_GATHER, (__u64)BPF_CORE_READ(tlb, mm));
 	return 0;
 }
 

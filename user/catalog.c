@@ -207,6 +207,8 @@ static const struct hook_candidate arm64_tlbi_cands[] = {
 	{HM_KPROBE,
 	 ARCH_ARM64,
 	 {{"tlbi_gather_kprobe", "tlb_flush_mmu"},
+	  {"tlbi_finish_kprobe", "tlb_finish_mmu"},
+	  {"tlbi_finish_kretprobe", "tlb_finish_mmu"},
 	  {"tlbi_clear_kprobe", "ptep_clear_flush"},
 	  {"tlbi_access_kprobe", "ptep_set_access_flags"},
 	  {"tlbi_access_kretprobe", "ptep_set_access_flags"}},
@@ -232,6 +234,15 @@ static const struct hook_candidate slb_cands[] = {
 	 "SLB misses (data, instruction) counted by the PMU",
 	 NULL,
 	 MMU_HASH},
+};
+
+static const struct hook_candidate hcall_cands[] = {
+	{HM_RAW_TP, ARCH_POWERPC, {{"hcall_raw", "powerpc:hcall_entry"}},
+	 "pseries invalidation hypercalls (H_RPT_INVALIDATE, H_REMOVE, H_PROTECT, H_BULK_REMOVE)",
+	 NULL, 0},
+	{HM_TRACEPOINT, ARCH_POWERPC, {{"hcall_tp", "powerpc:hcall_entry"}},
+	 "pseries invalidation hypercalls (H_RPT_INVALIDATE, H_REMOVE, H_PROTECT, H_BULK_REMOVE)",
+	 NULL, 0},
 };
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -268,6 +279,8 @@ static const struct event_desc events[EV_NR] = {
 	[EV_INSN_READ] = {EV_INSN_READ, "fault-insn-read",
 			  "fault handling reading the faulting instruction (store_updates_sp)",
 			  insn_read_cands, N(insn_read_cands)},
+	[EV_HCALL] = {EV_HCALL, "hcall-invalidate", "powerpc hypervisor invalidations (pseries)",
+		      hcall_cands, N(hcall_cands)},
 	[EV_SLB] = {EV_SLB, "slb-miss", "powerpc SLB misses (hash MMU, PMU)", slb_cands,
 		    N(slb_cands)},
 };

@@ -45,10 +45,11 @@ enum mm_event_id {
 	EV_ARM64_TLBI,
 	EV_INSN_READ,
 	EV_SLB,
+	EV_HCALL,
 	EV_NR,
 };
 
-#define HOOK_MAX_POINTS 4
+#define HOOK_MAX_POINTS 6
 
 /* One program attached to one place (or, for a kprobe, to a comma-separated list of
  * functions, each with its index in the list as the BPF cookie). */

@@ -124,7 +124,7 @@ static int run_faults(struct mm_opts *opts)
 		.cfg =
 			{
 				.events = 1u << EV_FAULT_ENTRY | 1u << EV_FAULT_DONE |
-					  1u << EV_TLB_FLUSH | 1u << EV_TLBIE |
+					  1u << EV_TLB_FLUSH | 1u << EV_TLBIE | 1u << EV_HCALL |
 					  1u << EV_ARM64_TLBI | 1u << EV_INSN_READ,
 				.required = 1u << EV_FAULT_ENTRY,
 				.procs = true,

@@ -166,7 +166,7 @@ static int run_stat(struct mm_opts *opts)
 			{
 				.events = 1u << EV_FAULT_ENTRY | 1u << EV_FAULT_DONE |
 					  1u << EV_TLB_FLUSH | 1u << EV_SWITCH |
-					  1u << EV_SWITCH_FLUSH | 1u << EV_TLBIE |
+					  1u << EV_SWITCH_FLUSH | 1u << EV_TLBIE | 1u << EV_HCALL |
 					  1u << EV_ARM64_TLBI | 1u << EV_HASH_FAULT |
 					  1u << EV_INSN_READ | 1u << EV_SLB,
 				.required = 0,

@@ -146,7 +146,7 @@ static bool reasons_from_format(void)
 	return false;
 }
 
-static const char *const ppc_kinds[] = {"tlbiel", "tlbie"};
+static const char *const ppc_kinds[] = {"tlbiel", "tlbie", "hcall"};
 static const char *const arm64_kinds[] = {"tlb_flush_mmu", "ptep_clear_flush",
 					  "ptep_set_access_flags"};
 
@@ -157,7 +157,7 @@ const char *tlb_reason_key(struct session *s, unsigned int reason)
 	/* Off x86 the slots hold the architecture's operation kinds (bpf/tlb.bpf.c). */
 	if (s->caps.arch == ARCH_POWERPC || s->caps.arch == ARCH_ARM64) {
 		const char *const *names = s->caps.arch == ARCH_POWERPC ? ppc_kinds : arm64_kinds;
-		unsigned int n = s->caps.arch == ARCH_POWERPC ? 2 : 3;
+		unsigned int n = 3;
 
 		if (reason < n)
 			return names[reason];
@@ -288,6 +288,11 @@ static void tlb_report_powerpc(struct report *r, const struct mm_stats *st)
 {
 	struct session *s = r->s;
 	bool tlbie = session_hook(s, EV_TLBIE) != NULL, fn = session_hook(s, EV_TLB_FN) != NULL;
+	bool hcall = session_hook(s, EV_HCALL) != NULL;
+	static const char *const hcall_names[] = {"h_remove", "h_protect", "h_bulk_remove",
+						  "h_rpt_invalidate"};
+	__u64 hcalls[4] = {st->c[CNT_HCALL_REMOVE], st->c[CNT_HCALL_PROTECT],
+			   st->c[CNT_HCALL_BULK_REMOVE], st->c[CNT_HCALL_RPT_INVALIDATE]};
 	const char *no_tlbie = "no powerpc:tlbie hook on this kernel (see 'mmscope probes')";
 	static const char *const insn_names[] = {"tlbiel", "tlbie"};
 	static const char *const ric_names[] = {"tlb", "pwc", "all", "reserved"};
@@ -301,10 +306,14 @@ static void tlb_report_powerpc(struct report *r, const struct mm_stats *st)
 		fprintf(r->out, "\nTLB invalidations (powerpc:tlbie; operations = bursts of "
 				"instructions)\n");
 	tlb_report_x86_keys_na(r);
-	report_counter(r, "tlb.local", "local operations (tlbiel)", tlbie,
-		       st->c[CNT_TLBIE_BURSTS_LOCAL], no_tlbie);
-	report_counter(r, "tlb.broadcast", "broadcast operations (tlbie)", tlbie,
-		       st->c[CNT_TLBIE_BURSTS_GLOBAL], no_tlbie);
+	/* Operations: bursts of tlbie/tlbiel, and invalidation hypercalls (pseries hash, or
+	 * radix without GTSE), which the hypervisor broadcasts as needed. */
+	report_counter(r, "tlb.local", "local operations (tlbiel)", tlbie, st->c[CNT_TLB_LOCAL],
+		       no_tlbie);
+	report_counter(r, "tlb.broadcast", "broadcast operations (tlbie, hcall)", tlbie || hcall,
+		       st->c[CNT_TLB_BROADCAST], no_tlbie);
+	report_kv_section(r, "tlb.hcalls", "invalidation hcalls", hcall_names, hcalls, 4, hcall,
+			  "no powerpc:hcall_entry hook");
 	report_kv_section(r, "tlb.instructions", "instructions", insn_names, insns, 2, tlbie,
 			  no_tlbie);
 	report_kv_section(r, "tlb.ric", "RIC", ric_names, st->tlbie_ric, 4, tlbie, no_tlbie);
@@ -409,14 +418,18 @@ static const char *const done_names[] = {"minor", "major", "incomplete"};
 void tlb_report_by_fault_class(struct report *r, const struct mm_stats *st)
 {
 	struct session *s = r->s;
-	bool ok = session_hook(s, EV_TLB_FLUSH) && session_hook(s, EV_FAULT_ENTRY);
+	bool tlb = session_hook(s, EV_TLB_FLUSH) || session_hook(s, EV_TLBIE) ||
+		   session_hook(s, EV_ARM64_TLBI) || session_hook(s, EV_HCALL);
+	bool ok = tlb && session_hook(s, EV_FAULT_ENTRY) && !s->cfg.count_only;
 
 	if (r->jw) {
-		jw_key(r->jw, "by_fault_class");
 		if (!ok) {
-			jw_null(r->jw);
+			report_counter(r, "tlb.by_fault_class", "", false, 0,
+				       !tlb ? "no TLB invalidation hook on this kernel"
+					    : "needs the fault-entry hook");
 			return;
 		}
+		jw_key(r->jw, "by_fault_class");
 		jw_begin_array(r->jw);
 	} else {
 		if (!ok) {

@@ -40,6 +40,9 @@ BTF=""
 [ -f /btf/vmlinux.btf ] && BTF="--btf /btf/vmlinux.btf"
 
 dmesg -n 1
+# Nothing typed into the console may show up in the log (QEMU's stdin is /dev/null, but if
+# that is not the null device, its bytes would be echoed into the middle of the output).
+stty -F /dev/console -echo 2>/dev/null
 dmesg_lines0=$(dmesg | wc -l)
 
 vmstat_get() { awk '$1 == "pgfault" { f = $2 } $1 == "pgmajfault" { m = $2 } END { print f, m }' /proc/vmstat; }

@@ -264,6 +264,8 @@ def main():
     ap.add_argument("--runs", type=int)
     ap.add_argument("--seconds", type=int)
     ap.add_argument("--meta", action="append", default=[])
+    ap.add_argument("--judge", choices=("cpu", "wall"), default="cpu",
+                    help="which minimum decides a timing target (the other is shown too)")
     a = ap.parse_args()
     out = a.out
 
@@ -448,22 +450,34 @@ def main():
         return a_["cpu_ns"]["min"] / b_["cpu_ns"]["min"]
 
     fh = [w for w in workloads if w in FAULT_HEAVY]
+
+    def timing_target(name, rc, rw, ok):
+        """Both minimums' verdicts; the one chosen by --judge decides."""
+        vc = ok(rc) if rc is not None else None
+        vw = ok(rw) if rw is not None else None
+        holds = vc if a.judge == "cpu" else vw
+        if holds is None:
+            holds = vw if a.judge == "cpu" else vc
+        T.append({"target": name, "holds": holds, "holds_cpu": vc, "holds_wall": vw,
+                  "cpu_ratio": rc, "wall_ratio": rw,
+                  "detail": "cpu min %s (%s), wall min %s (%s)" % (
+                      fmt_ratio(rc).strip(), {True: "ok", False: "miss", None: "n/a"}[vc],
+                      fmt_ratio(rw).strip(), {True: "ok", False: "miss", None: "n/a"}[vw])})
+
     for w in fh:
         for c, lim, what in (("mm_stat", 1.03, "<= 3% over baseline"),
                              ("mm_faults", 1.25, "<= 25% over baseline"),
                              ("mm_folded", 1.15, "<= 15% over baseline")):
-            r = loop_r(w, c)
-            if r is not None:
-                target("%s %s %s" % (LABEL[c], what, w), r <= lim,
-                       "loop min x%.3f (cpu min x%s)" % (r, fmt_ratio(cpu_r(w, c)).strip()))
+            if (w, c) in summary:
+                timing_target("%s %s, %s" % (LABEL[c], what, w), cpu_r(w, c), loop_r(w, c),
+                              lambda r, lim=lim: r <= lim)
         for c, p in (("mm_faults", "bt_pair"), ("mm_folded", "perf_record"), ("mm_stat", "bt_count")):
-            r = loop_r(w, c, p)
-            if r is not None:
-                verb = "not slower than" if p == "bt_count" else "cheaper than"
-                target("%s %s %s, %s" % (LABEL[c], verb, LABEL[p], w),
-                       r <= 1.0 if p == "bt_count" else r < 1.0,
-                       "loop min ratio %.3f (x%.3f vs x%.3f over baseline; cpu ratio %s)"
-                       % (r, loop_r(w, c), loop_r(w, p), fmt_ratio(cpu_r(w, c, p)).strip()))
+            if (w, c) in summary and (w, p) in summary:
+                strict = p != "bt_count"
+                timing_target("%s %s %s, %s" % (LABEL[c], "cheaper than" if strict else
+                                                "not slower than", LABEL[p], w),
+                              cpu_r(w, c, p), loop_r(w, c, p),
+                              (lambda r: r < 1.0) if strict else (lambda r: r <= 1.0))
     lost_all = [(w, c, summary[(w, c)]["lost_total"]) for w in workloads for c in MM
                 if (w, c) in summary and summary[(w, c)]["lost_total"] is not None]
     if lost_all:
@@ -485,25 +499,38 @@ def main():
         target("peak RSS < %d MB" % TARGET_RSS_MB, worst[2] < TARGET_RSS_MB * 1024,
                "max %.1f MB (%s, %s)" % (worst[2] / 1024, worst[0], LABEL[worst[1]]))
     for kind, lim in (("count", TARGET_COUNT_NS), ("stack", TARGET_STACK_NS)):
-        over, n = [], 0
+        worst, n, over = {}, 0, 0
         for w in prof:
             for c in MM:
                 for p in prof[w].get(c, {}).get("progs", []):
-                    if p.get("kind") == kind and p["run_cnt"] >= 100:
-                        n += 1
-                        if p["judged_ns"] > lim:
-                            over.append("%s %s/%s %.0f ns" % (p["name"], w, c, p["judged_ns"]))
+                    if p.get("kind") != kind or p["run_cnt"] < 100:
+                        continue
+                    n += 1
+                    over += p["judged_ns"] > lim
+                    if p["name"] not in worst or p["judged_ns"] > worst[p["name"]][0]:
+                        worst[p["name"]] = (p["judged_ns"], "%s/%s" % (w, c))
         if n:
-            target("BPF time per event <= %d ns (%s programs)" % (lim, "counting" if kind == "count"
-                                                                 else "stack-collecting"),
-                   not over, "; ".join(over) if over else "all %d (program, run) pairs" % n)
+            bad = sorted(((v[0], k, v[1]) for k, v in worst.items() if v[0] > lim), reverse=True)
+            T.append({"target": "BPF time per event <= %d ns (%s programs)"
+                      % (lim, "counting" if kind == "count" else "stack-collecting"),
+                      "holds": not over,
+                      "detail": ("%d of %d (program, workload, command) over; worst per program: %s"
+                                 % (over, n, ", ".join("%s %.0f ns (%s)" % (k, v, where)
+                                                       for v, k, where in bad))) if over else
+                      "all %d (program, workload, command) within" % n,
+                      "worst": {k: {"ns": v[0], "where": v[1]} for k, v in worst.items()}})
 
     P()
-    P("targets (timing judged on the minimum of the loop's wall time):")
+    P("targets (timing: ratios of minimums, mmscope / baseline or mmscope / peer; decided on the")
+    P("%s minimum, the other shown too):" % ("CPU-time" if a.judge == "cpu" else "wall-time"))
     for t in T:
         P("  [%s] %s: %s" % ("ok  " if t["holds"] else "MISS", t["target"], t["detail"]))
     held = sum(1 for t in T if t["holds"])
-    P("%d of %d targets hold" % (held, len(T)))
+    tt = [t for t in T if "holds_wall" in t]
+    P("%d of %d targets hold (timing targets: %d of %d on CPU time, %d of %d on wall time)"
+      % (held, len(T), sum(1 for t in tt if t["holds_cpu"]), len(tt),
+         sum(1 for t in tt if t["holds_wall"]), len(tt)))
+    res["meta"]["judge"] = a.judge
     if a.seconds:
         P("benchmark time: %d min %d s" % (a.seconds // 60, a.seconds % 60))
     with open(os.path.join(out, "results.json"), "w") as f:
