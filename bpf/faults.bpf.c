@@ -151,6 +151,9 @@ static __always_inline void fault_tlb_count(struct mm_stats *s, __u32 cls, __u32
 {
 	__u32 i = fault_class_index(cls);
 
+	/* The compiler can prove i < FAULT_CLASS_SLOTS and drop the test, but older verifiers
+	 * (6.1) cannot follow its arithmetic: keep the test, after a barrier. */
+	barrier_var(i);
 	if (i >= FAULT_CLASS_SLOTS)
 		return;
 	s->fault_tlb[i][FT_FAULTS]++;
