@@ -139,8 +139,9 @@ static int run_faults(struct mm_opts *opts)
 
 const struct command cmd_faults = {
 	.name = "faults",
-	.summary = "Page faults: user/kernel, read/write/exec, protection, minor/major, by process "
-		   "and code location,\nwith a log2 histogram of fault latency.",
+	.summary = "Page faults in detail: classes, processes, code locations, latency.\n"
+		   "user/kernel, read/write/exec, protection, minor/major, by process and code\n"
+		   "location, with log2 histograms of fault latency; --folded for flame graphs.",
 	.help = "A fault is one entry into the architecture's fault handler; it completes when "
 		"the\n"
 		"kernel accounts it minor or major. Faults that never complete (retried, failed,\n"

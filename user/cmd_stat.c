@@ -182,9 +182,9 @@ static int run_stat(struct mm_opts *opts)
 
 const struct command cmd_stat = {
 	.name = "stat",
-	.summary = "All MMU counters at once, like perf stat: page faults by class, TLB flushes,\n"
-		   "context switches and mm changes, hardware dTLB/iTLB misses where the PMU has "
-		   "them.",
+	.summary = "All MMU counters at once, like perf stat.\n"
+		   "Page faults by class, TLB flushes, context switches and mm changes, hardware\n"
+		   "dTLB/iTLB misses where the PMU has them.",
 	.help = "Examples:\n"
 		"  mmscope stat -- ./exec_loop 1000     # a command, exits with its status\n"
 		"  mmscope stat -d 10 -i 1              # whole host, every second for 10 s\n"

@@ -30,8 +30,9 @@ static int run_switch(struct mm_opts *opts)
 
 const struct command cmd_switch = {
 	.name = "switch",
-	.summary = "Context switches and what they cost the MMU: same mm, mm change, kernel;\n"
-		   "mm changes that flushed the TLB; per CPU and per process.",
+	.summary = "Context switches and the address-space changes among them.\n"
+		   "same mm, mm change, kernel; mm changes that flushed the TLB; per CPU and per\n"
+		   "process.",
 	.help = "Every switch is one of: same_mm (two user tasks of one address space), mm_change\n"
 		"(the CPU goes on to a different user address space than the last one it ran; "
 		"idle\n"

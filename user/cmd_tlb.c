@@ -38,8 +38,9 @@ static int run_tlb(struct mm_opts *opts)
 
 const struct command cmd_tlb = {
 	.name = "tlb",
-	.summary = "TLB invalidations: flushes by reason, pages per flush, local vs broadcast,\n"
-		   "by process, by system call, by stack, and by the fault class that issued them.",
+	.summary = "TLB invalidations, how broad, and who caused them.\n"
+		   "Flushes by reason, pages per flush, local vs broadcast, by process, by system\n"
+		   "call, by stack, and by the class of the fault that issued them.",
 	.help = "Units: on x86 one count is one flush operation on one CPU (tlb:tlb_flush); a\n"
 		"shootdown is one remote_ipi_send on the sender and one remote_shootdown on each\n"
 		"target. local/broadcast, by_process, by_syscall and stacks count the issuing "

@@ -382,31 +382,35 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (r->type == REC_EXEC && s->usyms) {
 		uint64_t now = now_ns();
 
-		/* While the process lives: its new image and loader, by build ID; its
-		 * libraries once the loader has mapped them. */
-		usyms_add_pid(s->usyms, (int)r->tgid);
-		for (int i = 0;
-		     i < 2 && s->nresnap < (int)(sizeof(s->resnap) / sizeof(s->resnap[0])); i++) {
+		/* While the process lives: its new image and loader now, its libraries once the
+		 * loader has mapped them. Taken from the main loop, within a time budget, so
+		 * that exec storms do not delay -i intervals. */
+		for (int i = 0; i < 3 && s->nresnap < (int)(sizeof(s->resnap) / sizeof(s->resnap[0]));
+		     i++) {
 			s->resnap[s->nresnap].tgid = (int)r->tgid;
-			s->resnap[s->nresnap].due = now + (i ? 300000000ULL : 20000000ULL);
+			s->resnap[s->nresnap].due =
+				now + (i == 0 ? 0 : i == 1 ? 20000000ULL : 300000000ULL);
 			s->nresnap++;
 		}
 	}
 	return 0;
 }
 
-static void take_due_snapshots(struct session *s, bool all)
+/* Take the snapshots that are due, for at most budget_ns (0: all of them, at the end). */
+static void take_due_snapshots(struct session *s, uint64_t budget_ns)
 {
-	uint64_t now = now_ns();
+	uint64_t start = now_ns();
 	int kept = 0;
 
 	for (int i = 0; i < s->nresnap; i++) {
-		if (all || s->resnap[i].due <= now)
+		bool due = !budget_ns || s->resnap[i].due <= start;
+
+		if (due && (!budget_ns || now_ns() - start < budget_ns))
 			usyms_add_pid(s->usyms, s->resnap[i].tgid);
 		else
 			s->resnap[kept++] = s->resnap[i];
 	}
-	s->nresnap = all ? 0 : kept;
+	s->nresnap = budget_ns ? kept : 0;
 }
 
 static void detach_all(struct session *s)
@@ -725,8 +729,6 @@ int session_run(struct session *s, interval_fn on_interval)
 		} else {
 			usleep(50000);
 		}
-		if (s->nresnap)
-			take_due_snapshots(s, false);
 		now = now_ns();
 		if (step && now >= next) {
 			double t1 = wall_time_s();
@@ -739,6 +741,9 @@ int session_run(struct session *s, interval_fn on_interval)
 			break;
 		if (targets_gone(s))
 			break;
+		/* Symbols after the counts: 20 ms per pass at most, so intervals stay on time. */
+		if (s->nresnap)
+			take_due_snapshots(s, 20000000ULL);
 		if (s->out_broken)
 			break;
 	}
@@ -746,7 +751,7 @@ int session_run(struct session *s, interval_fn on_interval)
 	if (s->rb)
 		ring_buffer__consume(s->rb);
 	if (s->nresnap)
-		take_due_snapshots(s, true);
+		take_due_snapshots(s, 0);
 	s->t_end = now_ns();
 	/* A signal or -d ended the run while the command still runs: end it too, and wait. */
 	if (s->child > 0 && !s->child_exited) {
