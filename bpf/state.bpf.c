@@ -28,10 +28,13 @@ static __always_inline void track_fork(__u32 parent_tgid, __u32 child_pid, __u32
 		count_lost(CNT_LOST_TRACKED);
 }
 
-static __always_inline void track_exit(__u32 pid, __u32 tgid)
+/* The last thread of a process exits (do_exit() has just decremented signal->live): its
+ * pid may now be reused by an unrelated process. The leader can exit before other threads. */
+static __always_inline void track_exit(struct task_struct *task)
 {
-	/* Only the group leader's exit ends the process as far as its pid goes. */
-	if (pid == tgid && filter_tgid)
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+
+	if (filter_tgid && BPF_CORE_READ(task, signal, live.counter) == 0)
 		bpf_map_delete_elem(&tracked, &tgid);
 }
 
@@ -53,14 +56,14 @@ int BPF_PROG(fork_raw, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(exit_btf, struct task_struct *task)
 {
-	track_exit(task->pid, task->tgid);
+	track_exit(task);
 	return 0;
 }
 
 SEC("raw_tp/sched_process_exit")
 int BPF_PROG(exit_raw, struct task_struct *task)
 {
-	track_exit(BPF_CORE_READ(task, pid), BPF_CORE_READ(task, tgid));
+	track_exit(task);
 	return 0;
 }
 

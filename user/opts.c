@@ -102,6 +102,20 @@ void opts_usage(const struct command *cmd, FILE *f)
 		fprintf(f, "\n%s", cmd->help);
 }
 
+/* An option's value as it may be echoed in a one-line message: control bytes become '?'. */
+static const char *printable(const char *s)
+{
+	static char buf[4][96];
+	static int next;
+	char *b = buf[next++ % 4];
+	size_t i;
+
+	for (i = 0; s && s[i] && i < sizeof(buf[0]) - 1; i++)
+		b[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	b[i] = '\0';
+	return b;
+}
+
 static int parse_pid_list(struct mm_opts *opts, const char *arg)
 {
 	char *copy = strdup(arg), *save = NULL, *tok;
@@ -116,7 +130,7 @@ static int parse_pid_list(struct mm_opts *opts, const char *arg)
 
 		if (!parse_u64(tok, &v) || v == 0 || v > 0x3fffffff) {
 			err_msg("-p %s: '%s' is not a process ID (a positive number); see 'pgrep'",
-				arg, tok);
+				printable(arg), printable(tok));
 			ret = -1;
 			break;
 		}
@@ -166,7 +180,7 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 		    c != OPT_BTF && c != '?' && c != ':') {
 			err_msg("%s: option '%s' is not used by this subcommand; see 'mmscope %s "
 				"--help'",
-				cmd->name, argv[optind - 1], cmd->name);
+				cmd->name, printable(argv[optind - 1]), cmd->name);
 			return -1;
 		}
 		switch (c) {
@@ -176,7 +190,7 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 			break;
 		case 't':
 			if (!parse_u64(optarg, &v) || v == 0 || v > 0x3fffffff) {
-				err_msg("-t %s: not a thread ID (a positive number)", optarg);
+				err_msg("-t %s: not a thread ID (a positive number)", printable(optarg));
 				return -1;
 			} else {
 				char path[64];
@@ -204,10 +218,10 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 			case 0:
 				break;
 			case -ERANGE:
-				err_msg("-C %s: this machine has CPUs 0-%d", optarg, ncpus - 1);
+				err_msg("-C %s: this machine has CPUs 0-%d", printable(optarg), ncpus - 1);
 				return -1;
 			default:
-				err_msg("-C %s: expected a CPU list such as 0,2-3", optarg);
+				err_msg("-C %s: expected a CPU list such as 0,2-3", printable(optarg));
 				return -1;
 			}
 			opts->cpu_filter = true;
@@ -215,14 +229,14 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 		case 'd':
 			if (!parse_seconds(optarg, &opts->duration)) {
 				err_msg("-d %s: the duration must be a positive number of seconds",
-					optarg);
+					printable(optarg));
 				return -1;
 			}
 			break;
 		case 'i':
 			if (!parse_seconds(optarg, &opts->interval)) {
 				err_msg("-i %s: the interval must be a positive number of seconds",
-					optarg);
+					printable(optarg));
 				return -1;
 			}
 			break;
@@ -262,7 +276,7 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 			if (opts->method == FORCE_NONE) {
 				err_msg("--method %s: expected fentry, kprobe, tp_btf, raw_tp, "
 					"tracepoint or perf",
-					optarg);
+					printable(optarg));
 				return -1;
 			}
 			break;
@@ -271,25 +285,27 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 			break;
 		case OPT_TOP:
 			if (!parse_u64(optarg, &v) || v == 0 || v > 100000) {
-				err_msg("--top %s: expected a positive number of rows", optarg);
+				err_msg("--top %s: expected a positive number of rows", printable(optarg));
 				return -1;
 			}
 			opts->top = (int)v;
 			break;
 		case ':':
 			err_msg("%s: option '%s' needs a value; see 'mmscope %s --help'", cmd->name,
-				argv[optind - 1], cmd->name);
+				printable(argv[optind - 1]), cmd->name);
 			return -1;
 		default:
 			err_msg("%s: unknown option '%s'; see 'mmscope %s --help'", cmd->name,
-				argv[optind - 1], cmd->name);
+				printable(argv[optind - 1]), cmd->name);
 			return -1;
 		}
 	}
 	if (optind < argc) {
-		if (!have_cmd_sep || !(cmd->flags & CMD_TRACES)) {
+		/* getopt stops at the first non-option; only a consumed "--" starts the command. */
+		if (!have_cmd_sep || !(cmd->flags & CMD_TRACES) || optind == 1 ||
+		    strcmp(argv[optind - 1], "--") != 0) {
 			err_msg("%s: unexpected argument '%s' (a command to trace goes after '--')",
-				cmd->name, argv[optind]);
+				cmd->name, printable(argv[optind]));
 			return -1;
 		}
 		opts->argv = &argv[optind];
@@ -321,12 +337,12 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 		if (stat(opts->cgroup, &st) != 0 || !S_ISDIR(st.st_mode)) {
 			err_msg("-c %s: no such cgroup directory (give a path under "
 				"/sys/fs/cgroup)",
-				opts->cgroup);
+				printable(opts->cgroup));
 			return -1;
 		}
 	}
 	if (opts->btf && access(opts->btf, R_OK) != 0) {
-		err_msg("--btf %s: %s", opts->btf, strerror(errno));
+		err_msg("--btf %s: %s", printable(opts->btf), strerror(errno));
 		return -1;
 	}
 	return 0;

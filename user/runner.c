@@ -34,6 +34,9 @@ static void on_interval(struct session *s, int index, double t0, double t1)
 	report_begin(&r, index, t0, t1);
 	spec->print(&r, &delta, NULL, false);
 	report_end(&r, &delta);
+	/* The reader went away (| head): stop, quietly. */
+	if (fflush(s->out) != 0 || ferror(s->out))
+		s->out_broken = true;
 }
 
 static struct session *folded_session;

@@ -433,7 +433,25 @@ static int open_output(struct session *s)
 		s->out = stdout;
 		return 0;
 	}
-	int err = atomic_file_open(&s->out_file, s->opts->output);
+	struct stat st;
+	int err;
+
+	/* An existing device or FIFO (/dev/stdout, /dev/full, a pipe) is written as it is:
+	 * the atomic rename would replace it with a regular file. */
+	if (stat(s->opts->output, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode)) {
+			err_msg("-o %s: is a directory", s->opts->output);
+			return -1;
+		}
+		s->out = fopen(s->opts->output, "w");
+		if (!s->out) {
+			err_msg("-o %s: %s", s->opts->output, strerror(errno));
+			return -1;
+		}
+		s->out_direct = true;
+		return 0;
+	}
+	err = atomic_file_open(&s->out_file, s->opts->output);
 
 	if (err) {
 		err_msg("-o %s: cannot create the output file: %s", s->opts->output,
@@ -447,8 +465,9 @@ static int open_output(struct session *s)
 
 static int check_privileges(void)
 {
-	/* CAP_BPF + CAP_PERFMON (or CAP_SYS_ADMIN) are needed; the kernel has the last word. */
-	if (geteuid() != 0) {
+	/* CAP_BPF + CAP_PERFMON (or CAP_SYS_ADMIN) are needed, whatever the uid (root can run
+	 * without capabilities); the kernel has the last word. */
+	{
 		FILE *f = fopen("/proc/self/status", "r");
 		char line[256];
 		unsigned long long eff = 0;
@@ -483,6 +502,14 @@ int resolve_btf(struct mm_opts *opts)
 	if (opts->btf) {
 		struct btf *btf;
 		char why[128];
+		struct stat st;
+
+		/* A FIFO or device would block or never end: only regular files are parsed. */
+		if (stat(opts->btf, &st) != 0 || !S_ISREG(st.st_mode)) {
+			err_msg("--btf %s: %s", opts->btf,
+				errno == ENOENT ? "no such file" : "not a regular file");
+			return -1;
+		}
 
 		libbpf_quiet = true;
 		btf = btf__parse(opts->btf, NULL);
@@ -561,8 +588,12 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 	s->pids_alive = opts->npids;
 	if (cfg->stacks || cfg->tlb_stacks || cfg->locations) {
 		s->usyms = usyms_new();
-		if (s->usyms)
+		if (s->usyms) {
 			usyms_add_pid(s->usyms, getpid()); /* shared libraries we map too */
+			/* -p targets exec'ed before we came: their files, while they live. */
+			for (int i = 0; i < opts->npids; i++)
+				usyms_add_pid(s->usyms, opts->pids[i]);
+		}
 	}
 	if (opts->argv && start_child(s))
 		return -1;
@@ -886,7 +917,15 @@ int session_close(struct session *s, int status)
 	ksyms_free(s->ksyms);
 	kcaps_free_live(&s->caps);
 
-	if (s->out && s->out != stdout) {
+	if (s->out && s->out_direct) {
+		bool failed = fflush(s->out) != 0 || ferror(s->out);
+
+		if ((fclose(s->out) != 0 || failed) && status == 0) {
+			err_msg("-o %s: %s", s->opts->output, strerror(errno));
+			status = 1;
+		}
+		s->out = NULL;
+	} else if (s->out && s->out != stdout) {
 		signal_tmp_path = NULL;
 		if (status == 0) {
 			int err = atomic_file_commit(&s->out_file);

@@ -73,6 +73,7 @@ struct session {
 	struct atomic_file out_file;
 	FILE *out;
 	bool out_broken; /* EPIPE: the reader went away */
+	bool out_direct; /* -o names a device or FIFO: written in place */
 
 	/* Maps snapshots to take again a little after an exec: the new image's libraries are
 	 * mapped by its loader after the exec event, and frames recorded as raw addresses (when
