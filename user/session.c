@@ -299,8 +299,10 @@ static void configure(struct session *s)
 		bpf_map__set_max_entries(sk->maps.user_stacks, 1);
 		bpf_map__set_max_entries(sk->maps.folded, 1);
 	}
-	if (!s->cfg.locations)
+	if (!s->cfg.locations) {
 		bpf_map__set_max_entries(sk->maps.locations, 1);
+		bpf_map__set_max_entries(sk->maps.loc_cache, 1);
+	}
 	if (!s->cfg.procs)
 		bpf_map__set_max_entries(sk->maps.procs, 1);
 	if (!s->cfg.tlb_detail) {
