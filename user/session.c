@@ -730,9 +730,19 @@ static bool targets_gone(struct session *s)
 
 		for (int i = 0; i < s->opts->npids; i++) {
 			struct pollfd p = {.fd = s->pidfds[i], .events = POLLIN};
+			__u32 pid = (__u32)s->opts->pids[i];
 
-			if (s->pidfds[i] >= 0 && poll(&p, 1, 0) == 0)
+			if (s->pidfds[i] < 0)
+				continue;
+			if (poll(&p, 1, 0) == 0) {
 				alive++;
+				continue;
+			}
+			/* It exited (possibly before we attached: a zombie's exit event came before
+			 * our hooks). Forget its pid now, before it can be reused by a stranger. */
+			bpf_map_delete_elem(bpf_map__fd(s->skel->maps.tracked), &pid);
+			close(s->pidfds[i]);
+			s->pidfds[i] = -1;
 		}
 		s->pids_alive = alive;
 		return alive == 0;

@@ -38,3 +38,14 @@ kv() { printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
 # bpf_prog_count : number of BPF programs loaded now (to check nothing is left behind)
 bpf_prog_count() { bpftool prog list 2>/dev/null | grep -c '^[0-9]*:'; }
+
+# wait_attached STDERR_FILE [SECONDS]: wait until an mmscope started with -v has attached its
+# hooks (it prints "[N ms] attached"); 1 if it did not within SECONDS (default 30).
+wait_attached() {
+	local i
+	for ((i = 0; i < ${2:-30} * 10; i++)); do
+		grep -q '\] attached' "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}

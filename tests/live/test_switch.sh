@@ -37,10 +37,14 @@ check "switch_threads_few_changes" [ "$changes" -le $((R / 20)) ]
 if [ "$(nproc)" -ge 2 ]; then
 	"$WORKLOADS/pingpong" -r $((R * 4)) --cpu 1 >/dev/null &
 	noisy=$!
-	"$WORKLOADS/pingpong" -r $R --cpu 0 --pause-before-ms 800 >/dev/null &
+	"$WORKLOADS/pingpong" -r $R --cpu 0 --pause-before-ms 200 >/dev/null &
 	target=$!
-	sleep 0.2
-	"$MMSCOPE" switch --json -o "$TMP/f.json" -p $target
+	kill -STOP $target # until mmscope is attached, however slow its start-up
+	"$MMSCOPE" switch -v --json -o "$TMP/f.json" -p $target 2>"$TMP/sw.err" &
+	mm=$!
+	wait_attached "$TMP/sw.err" || fail "switch_attach (mmscope did not attach)"
+	kill -CONT $target
+	wait $mm
 	wait $target $noisy
 	pids=$(json_get "$TMP/f.json" 'sorted(set(x["pid"] for x in d["switch"]["by_process"]))')
 	# The target and its forked pong child (followed as a child), nothing else.

@@ -13,16 +13,21 @@ if [ "$(nproc)" -lt 2 ]; then
 	skip "tlb_mprotect (needs 2 CPUs)"
 	exit 0
 fi
-"$WORKLOADS/mprotect_toggle" -i $I --pause-before-ms 1500 >"$TMP/wl.out" &
+# The workload waits stopped until both tracers are attached, so both see its whole loop
+# however slow this machine's start-up is.
+"$WORKLOADS/mprotect_toggle" -i $I --pause-before-ms 300 >"$TMP/wl.out" &
 wl=$!
-sleep 0.3
-"$MMSCOPE" tlb --json -o "$TMP/tlb.json" -p $wl &
+kill -STOP $wl
+"$MMSCOPE" tlb -v --json -o "$TMP/tlb.json" -p $wl 2>"$TMP/mm.err" &
 mm=$!
 # The independent counter: perf's own tracepoint counting, per reason, same process.
 perf stat -x, -o "$TMP/perf.out" -p $wl \
 	-e tlb:tlb_flush --filter 'reason == 4' -e tlb:tlb_flush --filter 'reason == 1' \
 	-e tlb:tlb_flush --filter 'reason == 3' >/dev/null 2>&1 &
 perfpid=$!
+wait_attached "$TMP/mm.err" || fail "tlb_attach (mmscope did not attach)"
+sleep 1 # perf's start-up is far shorter
+kill -CONT $wl
 wait $wl
 wait $mm
 rc=$?
