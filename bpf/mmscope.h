@@ -204,8 +204,8 @@ struct fault_location_key {
 /* One folded-stack record: process, both stacks, and the event kind of the leaf frame. */
 struct folded_key {
 	__u32 tgid;
-	__u32 kind; /* fault class bits for faults */
-	__u64 user_stack;   /* stack ids: content hashes, 0 when not captured */
+	__u32 kind;	  /* fault class bits for faults */
+	__u64 user_stack; /* stack ids: content hashes, 0 when not captured */
 	__u64 kernel_stack;
 	char comm[MMSCOPE_COMM_LEN];
 };
@@ -221,8 +221,8 @@ struct kernel_stack {
 	__u64 ip[KERNEL_STACK_DEPTH];
 };
 
-struct user_frame { /* the layout of struct bpf_stack_build_id */
-	__s32 status;	/* 1: build_id + offset valid; 2: raw ip; 0: empty */
+struct user_frame {   /* the layout of struct bpf_stack_build_id */
+	__s32 status; /* 1: build_id + offset valid; 2: raw ip; 0: empty */
 	unsigned char build_id[MMSCOPE_BUILD_ID_SIZE];
 	__u64 offset_or_ip;
 };

@@ -237,12 +237,18 @@ static const struct hook_candidate slb_cands[] = {
 };
 
 static const struct hook_candidate hcall_cands[] = {
-	{HM_RAW_TP, ARCH_POWERPC, {{"hcall_raw", "powerpc:hcall_entry"}},
+	{HM_RAW_TP,
+	 ARCH_POWERPC,
+	 {{"hcall_raw", "powerpc:hcall_entry"}},
 	 "pseries invalidation hypercalls (H_RPT_INVALIDATE, H_REMOVE, H_PROTECT, H_BULK_REMOVE)",
-	 NULL, 0},
-	{HM_TRACEPOINT, ARCH_POWERPC, {{"hcall_tp", "powerpc:hcall_entry"}},
+	 NULL,
+	 0},
+	{HM_TRACEPOINT,
+	 ARCH_POWERPC,
+	 {{"hcall_tp", "powerpc:hcall_entry"}},
 	 "pseries invalidation hypercalls (H_RPT_INVALIDATE, H_REMOVE, H_PROTECT, H_BULK_REMOVE)",
-	 NULL, 0},
+	 NULL,
+	 0},
 };
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))

@@ -122,9 +122,10 @@ static int run_probes(struct mm_opts *opts)
 
 const struct command cmd_probes = {
 	.name = "probes",
-	.summary = "Every hook mmscope knows, and what this kernel lets it use.\n"
-		   "For each event, the attach method it would use (fentry, kprobe, tp_btf, raw_tp,\n"
-		   "tracepoint, perf event) or why none works.",
+	.summary =
+		"Every hook mmscope knows, and what this kernel lets it use.\n"
+		"For each event, the attach method it would use (fentry, kprobe, tp_btf, raw_tp,\n"
+		"tracepoint, perf event) or why none works.",
 	.help = "Each candidate is really loaded or opened: the answers are the kernel's own.\n"
 		"\nExamples:\n"
 		"  mmscope probes\n"

@@ -20,8 +20,8 @@ static int run_tlb(struct mm_opts *opts)
 	struct tracing_spec spec = {
 		.cfg =
 			{
-				.events = 1u << EV_TLB_FLUSH | 1u << EV_TLB_SEND | 1u << EV_TLBIE | 1u << EV_HCALL |
-					  1u << EV_TLB_FN | 1u << EV_ARM64_TLBI |
+				.events = 1u << EV_TLB_FLUSH | 1u << EV_TLB_SEND | 1u << EV_TLBIE |
+					  1u << EV_HCALL | 1u << EV_TLB_FN | 1u << EV_ARM64_TLBI |
 					  1u << EV_FAULT_ENTRY | 1u << EV_FAULT_DONE |
 					  1u << EV_SWITCH,
 				.primary = 1u << EV_TLB_FLUSH | 1u << EV_TLBIE |

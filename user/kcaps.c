@@ -108,7 +108,8 @@ static int probe_fentry(struct live_priv *p, const char *func, char *why, size_t
 			snprintf(why, whylen, "fentry programs refused by this kernel (load: %s)",
 				 strerror(-err));
 		else if (err == -524 /* ENOTSUPP */)
-			snprintf(why, whylen, "no BPF trampoline support in this kernel (ENOTSUPP)");
+			snprintf(why, whylen,
+				 "no BPF trampoline support in this kernel (ENOTSUPP)");
 		else
 			snprintf(why, whylen, "probe program refused (load: %s)", strerror(-err));
 		return err;
@@ -142,7 +143,7 @@ static int probe_kprobe(const char *func, char *why, size_t whylen)
 	attr.size = sizeof(attr);
 	attr.type = (unsigned int)strtoul(buf, NULL, 10);
 	attr.config1 = (__u64)(uintptr_t)func; /* kprobe_func */
-	attr.config2 = 0;			 /* probe_offset */
+	attr.config2 = 0;		       /* probe_offset */
 	fd = (int)syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd >= 0) {
 		close(fd);

@@ -190,7 +190,8 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 			break;
 		case 't':
 			if (!parse_u64(optarg, &v) || v == 0 || v > 0x3fffffff) {
-				err_msg("-t %s: not a thread ID (a positive number)", printable(optarg));
+				err_msg("-t %s: not a thread ID (a positive number)",
+					printable(optarg));
 				return -1;
 			} else {
 				char path[64];
@@ -218,10 +219,12 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 			case 0:
 				break;
 			case -ERANGE:
-				err_msg("-C %s: this machine has CPUs 0-%d", printable(optarg), ncpus - 1);
+				err_msg("-C %s: this machine has CPUs 0-%d", printable(optarg),
+					ncpus - 1);
 				return -1;
 			default:
-				err_msg("-C %s: expected a CPU list such as 0,2-3", printable(optarg));
+				err_msg("-C %s: expected a CPU list such as 0,2-3",
+					printable(optarg));
 				return -1;
 			}
 			opts->cpu_filter = true;
@@ -285,7 +288,8 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 			break;
 		case OPT_TOP:
 			if (!parse_u64(optarg, &v) || v == 0 || v > 100000) {
-				err_msg("--top %s: expected a positive number of rows", printable(optarg));
+				err_msg("--top %s: expected a positive number of rows",
+					printable(optarg));
 				return -1;
 			}
 			opts->top = (int)v;

@@ -387,11 +387,12 @@ static int on_record(void *ctx, void *data, size_t size)
 		/* While the process lives: its new image and loader now, its libraries once the
 		 * loader has mapped them. Taken from the main loop, within a time budget, so
 		 * that exec storms do not delay -i intervals. */
-		for (int i = 0; i < 3 && s->nresnap < (int)(sizeof(s->resnap) / sizeof(s->resnap[0]));
-		     i++) {
+		for (int i = 0;
+		     i < 3 && s->nresnap < (int)(sizeof(s->resnap) / sizeof(s->resnap[0])); i++) {
 			s->resnap[s->nresnap].tgid = (int)r->tgid;
-			s->resnap[s->nresnap].due =
-				now + (i == 0 ? 0 : i == 1 ? 20000000ULL : 300000000ULL);
+			s->resnap[s->nresnap].due = now + (i == 0   ? 0
+							   : i == 1 ? 20000000ULL
+								    : 300000000ULL);
 			s->nresnap++;
 		}
 	}
@@ -880,7 +881,8 @@ struct ksyms *session_ksyms(struct session *s)
 		s->ksyms = ksyms_load("/proc/kallsyms");
 		if (!s->ksyms) {
 			s->ksyms_failed = true;
-			warn_msg("kernel symbols unavailable (/proc/kallsyms: %s)", strerror(errno));
+			warn_msg("kernel symbols unavailable (/proc/kallsyms: %s)",
+				 strerror(errno));
 		}
 	}
 	return s->ksyms;

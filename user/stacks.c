@@ -128,8 +128,9 @@ struct location_row *read_locations(struct session *s, int *n)
 			continue;
 		dso[0] = '\0';
 		if (key.kernel_ip) {
-			const char *name =
-				session_ksyms(s) ? ksyms_resolve(session_ksyms(s), key.kernel_ip, &off) : NULL;
+			const char *name = session_ksyms(s) ? ksyms_resolve(session_ksyms(s),
+									    key.kernel_ip, &off)
+							    : NULL;
 
 			snprintf(sym, sizeof(sym), "%s", name ? name : "[unknown]");
 			snprintf(dso, sizeof(dso), "[kernel]");
@@ -282,8 +283,10 @@ int write_folded(struct session *s, FILE *out, kind_name_fn kind_name, uint64_t 
 			nk = ks.nr < KERNEL_STACK_DEPTH ? (int)ks.nr : KERNEL_STACK_DEPTH;
 		for (int i = 0; i < nk; i++) {
 			uint64_t off;
-			const char *name = session_ksyms(s) ? ksyms_resolve(session_ksyms(s), ks.ip[i] - (i > 0), &off)
-						    : NULL;
+			const char *name =
+				session_ksyms(s)
+					? ksyms_resolve(session_ksyms(s), ks.ip[i] - (i > 0), &off)
+					: NULL;
 
 			names[i] = name ? name : "[unknown]";
 		}
