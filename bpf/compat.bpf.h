@@ -19,7 +19,7 @@ static __always_inline int current_syscall(void)
 {
 	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
 	struct pt_regs *regs;
-	long nr;
+	long nr = -1;
 
 	if (BPF_CORE_READ(t, flags) & 0x00200000 /* PF_KTHREAD */)
 		return SYSCALL_KTHREAD;

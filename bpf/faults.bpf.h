@@ -34,17 +34,21 @@ STATE_DECL struct {
  * MSR_PR says user mode (arch/powerpc/include/asm/reg.h). x86 and arm64: only the mode can be
  * told (the error code / ESR is not in the registers), so the access stays unknown.
  */
+/*
+ * ctx->regs is the perf context's register copy: read it with direct context accesses (the
+ * verifier rewrites them), never with probe reads, which would read beside the context.
+ */
 #if defined(__TARGET_ARCH_powerpc)
-#define PPC_MSR_PR	    0x4000UL
-#define PPC_DSISR_ISSTORE   0x02000000UL
+#define PPC_MSR_PR 0x4000UL
+#define PPC_DSISR_ISSTORE 0x02000000UL
 #define PPC_DSISR_PROTFAULT 0x08000000UL
 static __always_inline __u32 perf_regs_class(bpf_user_pt_regs_t *regs)
 {
-	__u64 trap = BPF_CORE_READ(regs, trap) & ~0xfUL;
-	__u64 dsisr = BPF_CORE_READ(regs, dsisr);
+	__u64 trap = regs->trap & ~0xfUL;
+	__u64 dsisr = regs->dsisr;
 	__u32 cls = FC_ACCESS_KNOWN | FC_PROT_KNOWN;
 
-	if (BPF_CORE_READ(regs, msr) & PPC_MSR_PR)
+	if (regs->msr & PPC_MSR_PR)
 		cls |= FC_USER;
 	if (trap == 0x400)
 		cls |= FC_EXEC;
@@ -58,12 +62,15 @@ static __always_inline __u32 perf_regs_class(bpf_user_pt_regs_t *regs)
 static __always_inline __u32 perf_regs_class(bpf_user_pt_regs_t *regs)
 {
 	/* PSR_MODE_EL0t == 0: the fault came from user mode. */
-	return (BPF_CORE_READ(regs, pstate) & 0xf) == 0 ? FC_USER : 0;
+	return (regs->pstate & 0xf) == 0 ? FC_USER : 0;
 }
 #else
 static __always_inline __u32 perf_regs_class(bpf_user_pt_regs_t *regs)
 {
-	return (BPF_CORE_READ(regs, cs) & 3) == 3 ? FC_USER : 0;
+	/* x86 pt_regs.cs is a 16-bit field in a union; the context only allows 8-byte loads. */
+	__u64 cs = *(__u64 *)((char *)regs + __builtin_offsetof(struct pt_regs, cs));
+
+	return (cs & 3) == 3 ? FC_USER : 0;
 }
 #endif
 

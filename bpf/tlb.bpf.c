@@ -544,6 +544,20 @@ int BPF_KPROBE(tlbi_gather_kprobe, struct mmu_gather *tlb)
 	return 0;
 }
 
+/*
+ * mprotect: change_protection() flushes each VMA's range as it ends it (tlb_end_vma(), all
+ * inline on arm64, which does not merge VMAs), leaving tlb_finish_mmu() an empty gather. It
+ * returns the number of pages it changed: a nonzero return is one flush.
+ */
+#define TLB_KIND_CHANGE_PROT 3
+SEC("kretprobe/change_protection")
+int BPF_KRETPROBE(tlbi_change_kretprobe, long pages)
+{
+	if (pages > 0)
+		tlb_op(ctx, true, TLB_KIND_CHANGE_PROT, current_mm());
+	return 0;
+}
+
 SEC("kprobe/ptep_clear_flush")
 int BPF_KPROBE(tlbi_clear_kprobe, struct vm_area_struct *vma)
 {

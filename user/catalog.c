@@ -192,7 +192,8 @@ const char tlb_fn_list_powerpc[] =
 	"radix__flush_tlb_kernel_range,radix__flush_all_mm,radix__local_flush_tlb_mm,"
 	"radix__local_flush_tlb_page_psize,radix__flush_tlb_collapsed_pmd,"
 	"radix__flush_pmd_tlb_range,do_tlbiel_pid,do_tlbiel_va,do_tlbiel_va_range,"
-	"exit_lazy_flush_tlb,flush_hash_range,flush_hash_page,__flush_tlb_pending,hash__tlb_flush";
+	"exit_lazy_flush_tlb,flush_hash_range,flush_hash_page,__flush_tlb_pending,hash__tlb_flush,"
+	"radix__tlb_flush";
 
 static const struct hook_candidate tlb_fn_cands[] = {
 	{HM_KPROBE,
@@ -209,6 +210,7 @@ static const struct hook_candidate arm64_tlbi_cands[] = {
 	 {{"tlbi_gather_kprobe", "tlb_flush_mmu"},
 	  {"tlbi_finish_kprobe", "tlb_finish_mmu"},
 	  {"tlbi_finish_kretprobe", "tlb_finish_mmu"},
+	  {"tlbi_change_kretprobe", "change_protection"},
 	  {"tlbi_clear_kprobe", "ptep_clear_flush"},
 	  {"tlbi_access_kprobe", "ptep_set_access_flags"},
 	  {"tlbi_access_kretprobe", "ptep_set_access_flags"}},

@@ -49,7 +49,7 @@ enum mm_event_id {
 	EV_NR,
 };
 
-#define HOOK_MAX_POINTS 6
+#define HOOK_MAX_POINTS 8
 
 /* One program attached to one place (or, for a kprobe, to a comma-separated list of
  * functions, each with its index in the list as the BPF cookie). */

@@ -148,7 +148,7 @@ static bool reasons_from_format(void)
 
 static const char *const ppc_kinds[] = {"tlbiel", "tlbie", "hcall"};
 static const char *const arm64_kinds[] = {"tlb_flush_mmu", "ptep_clear_flush",
-					  "ptep_set_access_flags"};
+					  "ptep_set_access_flags", "change_protection"};
 
 const char *tlb_reason_key(struct session *s, unsigned int reason)
 {
@@ -157,7 +157,7 @@ const char *tlb_reason_key(struct session *s, unsigned int reason)
 	/* Off x86 the slots hold the architecture's operation kinds (bpf/tlb.bpf.c). */
 	if (s->caps.arch == ARCH_POWERPC || s->caps.arch == ARCH_ARM64) {
 		const char *const *names = s->caps.arch == ARCH_POWERPC ? ppc_kinds : arm64_kinds;
-		unsigned int n = 3;
+		unsigned int n = s->caps.arch == ARCH_POWERPC ? 3 : 4;
 
 		if (reason < n)
 			return names[reason];
@@ -373,7 +373,7 @@ static void tlb_report_arm64(struct report *r, const struct mm_stats *st)
 		"not observable without a trace point there");
 	report_counter(r, "tlb.broadcast", "broadcast operations (...is)", ok,
 		       st->c[CNT_TLB_BROADCAST], why);
-	report_kv_section(r, "tlb.kinds", "by function", arm64_kinds, st->tlb_reason, 3, ok, why);
+	report_kv_section(r, "tlb.kinds", "by function", arm64_kinds, st->tlb_reason, 4, ok, why);
 	report_counter(r, "tlb.avoidable_broadcast", "avoidable broadcasts",
 		       ok && session_hook(s, EV_SWITCH), st->c[CNT_TLB_AVOIDABLE],
 		       "needs the TLBI kprobes and sched_switch");

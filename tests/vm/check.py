@@ -275,8 +275,10 @@ def run_checks(target, blocks, markers, c):
             # (mmscope's summary after SIGTERM would look complete).
             c.check(f"{name}: finished before the guest's 240 s timeout", (b.secs or 0) < 235,
                     f"{b.secs} s", fail_only=True)
+            sig = {6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM"}.get((b.rc or 0) - 128)
+            err = b.last_error()[:300] or (f"killed by signal {b.rc - 128} ({sig}), no message" if sig else "no message")
             c.check(f"{name}: exit status 0", b.rc == 0,
-                    f"rc={b.rc}: {b.last_error()[:300]}" + (f" ({b.cmd})" if b.cmd else ""), fail_only=True)
+                    f"rc={b.rc}: {err}" + (f" ({b.cmd})" if b.cmd else ""), fail_only=True)
         if name in MMSCOPE_BLOCKS and b.rc == 0:
             c.check(f"{name}: JSON document", b.doc is not None,
                     b.json_error or "no JSON on stdout", fail_only=True)
@@ -471,11 +473,17 @@ def run_checks(target, blocks, markers, c):
             c.check(f"tlb: tlb.{k} reported (non-null)", t.get(k) is not None,
                     f"tlb.{k}={t.get(k)!r}" + ("" if t.get(k) is not None else f" ({un.get('tlb.' + k, 'no reason given')})"))
         if arch == "x86":
-            # Each mprotect() changes present PTEs of an mm loaded on both CPUs: one local flush
-            # and one shootdown IPI each, on 6.1 for both directions (2 per iteration). 5%:
-            # a few flushes at start-up and exit (live test_tlb.sh uses the same).
-            c.near("tlb: remote_ipi_send ~ mprotect_calls", t.get("remote_ipi_send"), calls, 0.05 * calls)
+            # Each mprotect() changes present PTEs: one local flush each, on 6.1 for both
+            # directions (2 per iteration); 5% for start-up and exit (as live test_tlb.sh).
             c.near("tlb: local_mm_shootdown ~ mprotect_calls", t.get("local_mm_shootdown"), calls, 0.05 * calls)
+            # ... and one shootdown IPI while the reader thread holds the mm on CPU 1. Under TCG
+            # on a loaded host CPU 1 sometimes runs something else (mmscope itself, the shell),
+            # which takes it out of mm_cpumask: then the kernel sends no IPI (seen: 344 of 400).
+            # So the workload bounds the sends loosely, [50%, 105%] of the calls; the kernel's
+            # own count of the same tracepoint (below) is the exact oracle.
+            r = t.get("remote_ipi_send")
+            c.check("tlb: remote_ipi_send in [0.5, 1.05] * mprotect_calls", r is not None and 0.5 * calls <= r <= 1.05 * calls,
+                    f"remote_ipi_send={r!r}, mprotect_calls={calls}")
             top = sorted((x for x in t.get("by_syscall") or [] if x.get("reason") == "remote_ipi_send"),
                          key=lambda x: -x.get("count", 0))
             c.check("tlb: shootdowns attributed to mprotect", bool(top) and top[0].get("syscall") == "mprotect",
@@ -518,21 +526,30 @@ def run_checks(target, blocks, markers, c):
             c.check("tlb: by_syscall attributes >= iterations invalidations to mprotect", mp >= calls // 2,
                     f"mprotect {mp}; by_syscall {json.dumps(t.get('by_syscall'))[:200]}")
         elif target == "power8":
-            # Hash MMU under pseries: invalidations are hcalls (H_BULK_REMOVE, H_PROTECT...), not
-            # tlbie instructions, so powerpc:tlbie stays silent; the mmu_gather flush is
-            # hash__tlb_flush() (kernel-probes.md), once per mprotect() that changed PTEs.
-            # mmscope's kprobes count it in tlb.functions; its operations (local/broadcast)
-            # must cover at least the read-only switches, or be null with a reason.
+            # Hash MMU under pseries: invalidations are hcalls (H_REMOVE 0x04, H_PROTECT 0x18,
+            # H_BULK_REMOVE 0x124; kernel-probes.md), not tlbie instructions, and only for pages
+            # that have an HPTE: a flush of pages thread B has not touched since the last one
+            # needs none, so their number is not the workload's. The kernel's
+            # powerpc:hcall_entry hist (per pid and opcode) is the oracle: mmscope's per-opcode
+            # counts within 2% + 5, and its broadcast operations are those hcalls.
+            ent = hist_entries(tb.hist.get("powerpc/hcall_entry"))
+            c.check("tlb: tracefs powerpc:hcall_entry hist present",
+                    hist_total_line(tb.hist.get("powerpc/hcall_entry")) is not None, "; ".join(tb.histerr) or "no hist",
+                    fail_only=True)
+            hc = t.get("hcalls") or {}
+            ktot = 0
+            for key, op in (("h_remove", 0x04), ("h_protect", 0x18), ("h_bulk_remove", 0x124)):
+                k = workload_hits(ent, tl, "mprotect_toggle", want={"opcode": op})
+                ktot += k
+                c.near(f"tlb: hcalls.{key} vs tracefs hcall_entry opcode={op:#x}", hc.get(key), k, 0.02 * k + 5,
+                       "" if hc else f" (no tlb.hcalls: {un.get('tlb.hcalls', 'no reason given')})")
+            c.check("tlb: tracefs saw invalidation hcalls from the workload", ktot > 0, f"{ktot}")
+            c.near("tlb: broadcast operations vs tracefs invalidation hcalls", t.get("broadcast"), ktot, 0.02 * ktot + 5)
+            # The mmu_gather flush, hash__tlb_flush(), runs once per mprotect() that changed PTEs.
             fns = t.get("functions") or {}
             hf = fns.get("hash__tlb_flush")
             c.check("tlb: functions.hash__tlb_flush in [iterations, 1.1 * mprotect_calls + 10]",
                     hf is not None and calls // 2 <= hf <= 1.1 * calls + 10, f"hash__tlb_flush={hf!r}")
-            b = fsum(t, "local", "broadcast")
-            c.check("tlb: local+broadcast operations >= iterations (hash: hcall invalidations)",
-                    b is not None and b >= calls // 2,
-                    f"local={t.get('local')!r} broadcast={t.get('broadcast')!r} while "
-                    f"functions.hash__tlb_flush={hf!r}; unavailable: "
-                    f"{ {k: v for k, v in un.items() if k in ('tlb.local', 'tlb.broadcast')} }")
         elif target == "arm64":
             # No TLBI tracepoint on arm64: mprotect's flush is tlb_finish_mmu() ->
             # __flush_tlb_range(), a broadcast TLBI (tlbi ...is) whenever PTEs changed. The
@@ -568,8 +585,11 @@ def run_checks(target, blocks, markers, c):
                 and minsw is not None and x["mm_changes"] <= 1.1 * minsw + 20, f"mm_changes={x.get('mm_changes')!r}")
         if arch == "x86":
             # x86: each mm change loads CR3 once, with or without a flush (tlb_flush reason 0).
+            # Within 2: an exec changes the address space without a switch (the per-CPU last
+            # mm goes stale once), and the first switch per CPU starts from a borrowed mm.
             fl = fsum(x, "flushes", "no_flush")
-            c.check("switch: flushes + no_flush == mm_changes (x86)", fl is not None and fl == x.get("mm_changes"),
+            c.check("switch: flushes + no_flush == mm_changes +-2 (x86)",
+                    fl is not None and x.get("mm_changes") is not None and abs(fl - x["mm_changes"]) <= 2,
                     f"{fl} vs {x.get('mm_changes')} ({json.dumps({k: x.get(k) for k in ('mm_changes', 'flushes', 'no_flush', 'lazy_flushes', 'kernel')})})")
         # The kernel's sched_switch events with a pingpong task on either side (hist by
         # prev_comm,next_comm): mmscope counts the same switches (once when both sides are
@@ -592,8 +612,11 @@ def run_checks(target, blocks, markers, c):
         TOL = 15  # as for page_touch: the baseline's own faults move by a few per class.
         tot = None if None in (fsum(f1, "user", "kernel"), fsum(f0, "user", "kernel")) else \
             fsum(f1, "user", "kernel") - fsum(f0, "user", "kernel")
-        # N first-touch writes in the parent, N copy-on-write writes in the child (followed).
+        # N first-touch writes in the parent, N copy-on-write writes in the child (followed),
+        # all of them in user mode.
         c.near("cow: user+kernel delta = 2N", tot, exp, TOL)
+        ud = None if None in (f1.get("user"), f0.get("user")) else f1["user"] - f0["user"]
+        c.near("cow: user delta = 2N (all loop faults are user-mode)", ud, exp, TOL)
         if arch in ("x86", "powerpc"):
             wd = None if None in (f1.get("write"), f0.get("write")) else f1["write"] - f0["write"]
             c.near("cow: write delta = 2N", wd, 2 * n, TOL)
@@ -612,6 +635,10 @@ def run_checks(target, blocks, markers, c):
         # translation, so at least N user write faults issued an invalidation.
         cls = f1.get("by_fault_class")
         why = (cr.get("unavailable") or {}).get("faults.by_fault_class")
+        if target == "power8":
+            # Not on the hash MMU: the child's pages have no HPTE (fork removed the parent's,
+            # the child never touched them), so replacing their PTEs invalidates nothing.
+            cls = [] if cls is not None else None
         if cls is None and target in ("x86_64", "power9"):
             # README: the fault-class table shows the invalidations issued while each fault was
             # handled "where the kernel traces invalidations": tlb:tlb_flush (x86) and
@@ -621,7 +648,7 @@ def run_checks(target, blocks, markers, c):
         elif cls is None:
             # Elsewhere null is right, but never without the reason.
             c.check("cow: by_fault_class null with a reason", bool(why), f"null ({why or 'no reason given'})")
-        else:
+        elif target != "power8":
             inv = sum(x.get("local", 0) + x.get("broadcast", 0) for x in cls
                       if x.get("access") in ("write", None, "unknown") and x.get("mode") == "user")
             c.check("cow: >= N user write faults issued an invalidation", inv >= n, f"{inv} (N={n})")

@@ -18,7 +18,8 @@
 # has a tracepoint for what is measured (tlb:tlb_flush on x86, powerpc:tlbie and
 # powerpc:hash_fault on ppc64le, sched:sched_switch everywhere) a hist trigger keyed by
 # common_pid.execname counts its events per process while the command runs, which lets the
-# host pick out the workload's share. On arm64, which has no TLBI tracepoint, kprobe events on
+# host pick out the workload's share (powerpc:hcall_entry by opcode too: a pseries guest on
+# the hash MMU invalidates through hcalls, not tlbie). On arm64, which has no TLBI tracepoint, kprobe events on
 # the functions that issue the broadcast TLBIs are counted the same way.
 #
 # Why the output is gathered first and printed after: the workload and mmscope both write to
@@ -117,7 +118,7 @@ run_block() {
 
 case $VMTEST_TARGET in
 x86_64) TLBC="tlb/tlb_flush:common_pid.execname,reason" ;;
-power9 | power8) TLBC="powerpc/tlbie:common_pid.execname,local powerpc/hash_fault:common_pid.execname" ;;
+power9 | power8) TLBC="powerpc/tlbie:common_pid.execname,local powerpc/hash_fault:common_pid.execname powerpc/hcall_entry:common_pid.execname,opcode" ;;
 arm64) TLBC=$KPROBES ;;
 *) TLBC="" ;;
 esac
