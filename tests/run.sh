@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# The whole suite: unit tests (ASan/UBSan), live tests (root, this host), short fuzz runs.
+# The whole suite: unit tests (ASan/UBSan), live tests (root, this host), short fuzz runs, and
+# the VM tests (real 6.1 kernels of x86_64, ppc64le radix and hash, arm64 under QEMU).
 # Every test prints "PASS name", "FAIL name" or "SKIP name (why)"; the last line counts them.
 #   tests/run.sh [unit|live|fuzz]...   (default: all)
 set -u
@@ -11,7 +12,7 @@ export MMSCOPE="$top/$OUT/mmscope" WORKLOADS="$top/$OUT/workloads"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(unit live fuzz)
+[ ${#suites[@]} -gt 0 ] || suites=(unit live fuzz vm)
 
 run_one() { # name, command...: a binary or script printing PASS/FAIL/SKIP lines
 	local name=$1
@@ -46,6 +47,14 @@ for suite in "${suites[@]}"; do
 		;;
 	fuzz)
 		run_one fuzz env FUZZ_SECONDS="${FUZZ_SECONDS:-10}" tests/fuzz/run.sh "$OUT/fuzz"
+		;;
+	vm)
+		if [ "$(id -u)" != 0 ]; then
+			echo "SKIP vm (not root: the VM tests install packages)" | tee -a "$log"
+			continue
+		fi
+		# One PASS/FAIL line per target; details in build/vm/<target>/checks.txt.
+		run_one vmtest tests/vm/run.sh
 		;;
 	*)
 		echo "unknown suite $suite" >&2

@@ -129,6 +129,89 @@ static void reset_getopt(void)
 	(void)getopt(1, dummy, "+");
 }
 
+/*
+ * Where getopt (REQUIRE_ORDER, '+') stops on argv, worked out independently of opts.c from
+ * mmscope's documented options: *stop is the index of the first word not consumed, *sep
+ * whether the word just before it is a "--" taken as the separator (not as an option's
+ * value, as in "-o --"). Returns false when the reference cannot judge (an unknown or
+ * ambiguous option: opts_parse() must have refused the line anyway).
+ */
+struct ref_opt {
+	const char *name;
+	bool arg;
+};
+
+static const struct ref_opt ref_long[] = {
+	{"pid", true},	    {"tid", true},	{"cgroup", true},	{"cpu", true},
+	{"duration", true}, {"interval", true}, {"timestamp", false},	{"output", true},
+	{"verbose", false}, {"help", false},	{"json", false},	{"folded", false},
+	{"btf", true},	    {"method", true},	{"no-children", false}, {"top", true},
+};
+
+static bool ref_stop(bool traces, int argc, char **argv, int *stop, bool *sep)
+{
+	const char *shorts = traces ? "p:t:c:C:d:i:To:vh" : "vh";
+	int i = 1;
+
+	*sep = false;
+	while (i < argc) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--") == 0) {
+			*sep = true;
+			i++;
+			break;
+		}
+		if (a[0] != '-' || a[1] == '\0')
+			break; /* a non-option word: getopt stops here */
+		if (a[1] == '-') {
+			const char *name = a + 2, *eq = strchr(name, '=');
+			size_t len = eq ? (size_t)(eq - name) : strlen(name);
+			int found = -1, matches = 0;
+
+			for (int k = 0; k < (int)(sizeof(ref_long) / sizeof(ref_long[0])); k++) {
+				if (strncmp(ref_long[k].name, name, len) != 0)
+					continue;
+				if (strlen(ref_long[k].name) == len) {
+					found = k; /* exact */
+					matches = 1;
+					break;
+				}
+				found = k;
+				matches++;
+			}
+			if (matches != 1)
+				return false;
+			if (ref_long[found].arg && !eq) {
+				if (i + 1 >= argc)
+					return false;
+				i++; /* the next word is the value, whatever it is */
+			} else if (!ref_long[found].arg && eq) {
+				return false;
+			}
+			i++;
+			continue;
+		}
+		for (const char *c = a + 1; *c; c++) {
+			const char *o = strchr(shorts, *c);
+
+			if (!o || *c == ':')
+				return false;
+			if (o[1] == ':') {
+				if (!c[1]) {
+					if (i + 1 >= argc)
+						return false;
+					i++; /* "-o VALUE": the next word, even "--" */
+				}
+				break; /* "-oVALUE": the rest of the word */
+			}
+		}
+		i++;
+	}
+	*stop = i;
+	return true;
+}
+
 static bool points_into(const char *p, char **argv, int argc)
 {
 	for (int i = 0; i < argc; i++)
@@ -195,15 +278,23 @@ static void check_result(const struct command *cmd, struct mm_opts *o, int ret, 
 	if (o->btf)
 		CHECK(points_into(o->btf, argv, argc));
 	if (o->argv) {
-		bool sep = false;
-
 		CHECK(traces);
 		CHECK(o->argv > argv && o->argv < argv + argc && o->argv[0]);
-		/* The command is what follows the first "--", verbatim. */
-		for (char **p = argv + 1; p < o->argv; p++)
-			sep |= strcmp(*p, "--") == 0;
-		CHECK(sep && strcmp(o->argv[-1], "--") == 0);
+		CHECK(strcmp(o->argv[-1], "--") == 0);
 		CHECK(argv[argc] == NULL);
+	}
+	/* The command is exactly what follows the separator; without one, every word was an
+	 * option or an option's value. */
+	{
+		int stop;
+		bool sep;
+
+		if (ref_stop(traces, argc, argv, &stop, &sep)) {
+			if (o->argv)
+				CHECK(sep && o->argv == argv + stop);
+			else
+				CHECK(stop == argc && !sep);
+		}
 	}
 	if (!traces) {
 		CHECK(!o->npids && !o->tid && !o->cgroup && !o->cpu_filter);

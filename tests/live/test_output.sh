@@ -126,14 +126,13 @@ if wait_attached $MMPID; then
 	echo go >"$TMP/go"
 else
 	fail "-i -p: mmscope never attached ($(head -c 300 "$TMP/err" | tr '\n' ' '))"
-	exec 3<>"$TMP/go" # unblock sh
 fi
 wait $MMPID
 rc=$?
 t_end=$(date +%s%N)
 MMPID=
 t_fin=$(date -r "$TMP/finished" +%s%N 2>/dev/null || echo "$t_end")
-exec 4<>"$TMP/never" # let sh finish
+kill $SHPID 2>/dev/null # blocked opening the FIFO nobody writes
 wait $SHPID 2>/dev/null
 SHPID=
 ok "-i -p: exit 0" "exit $rc: $(head -c 300 "$TMP/err" | tr '\n' ' ')" [ $rc -eq 0 ]

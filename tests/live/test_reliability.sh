@@ -10,7 +10,8 @@
 # the kernel's own lists of BPF objects (bpftool prog/map/link list) against the ids of the
 # objects the mmscope process held (/proc/PID/fdinfo: prog_id, map_id, link_id), so that
 # programs other tools load meanwhile do not matter.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.sh" || exit 1
+: "${TMP:?lib.sh sets TMP}"
 # The system's python3 (lib.sh's json_get): a pyenv shim first in PATH takes ~1 s a call here.
 [ -x /usr/bin/python3 ] && PATH=/usr/bin:$PATH
 

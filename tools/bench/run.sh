@@ -350,4 +350,5 @@ t_end=$(now_ns)
 "$PY" "$here/report.py" --out "$OUT" --runs "$RUNS" --judge "$JUDGE" --seconds "$(((t_end - t_begin) / 1000000000))" \
 	--meta "kernel=$(uname -r)" --meta "cpus=$(nproc)" --meta "mmscope=$("$MM" --version 2>&1 | head -1)" \
 	--meta "quick=$QUICK" --meta "pause_ms=$PAUSE_MS" --meta "bpf_stats_enabled_found=$stats_orig" \
-	--meta "bpf_stats_enabled_timed=$stats_timed"
+	--meta "bpf_stats_enabled_timed=$stats_timed" | tee "$OUT/report.txt"
+exit "${PIPESTATUS[0]}"

@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Hostile traced processes: a process's /proc/PID/maps names paths that, seen from mmscope's
+# root, lead somewhere else. mmscope must read the very file the process mapped (through
+# /proc/PID/map_files, or inside the process's own root), never follow the path in its own
+# root, and never execute anything but the command it was given.
+#
+#  1. A mount namespace: in it, D (a directory) is a bind mount of R, which holds page_touch;
+#     outside, D/page_touch is a symlink to /etc/shadow. The process runs D/page_touch, so
+#     its maps say "D/page_touch". mmscope must symbolize it from R's file and never open
+#     /etc/shadow or D/page_touch by path.
+#  2. The same without CAP_SYS_ADMIN and CAP_CHECKPOINT_RESTORE (map_files is closed then):
+#     the fallback resolves the path inside the process's root (openat2 RESOLVE_IN_ROOT).
+#  3. A chroot, without those capabilities: the maps path of a chrooted process is the path
+#     from mmscope's root (R/bin/pt); inside the chroot R/R/bin/pt is planted as a symlink to
+#     /etc/shadow. mmscope must not open the host's /etc/shadow, and should symbolize the
+#     binary (the path inside the process's root is /bin/pt).
+#
+# Oracles: strace -f on mmscope (every open, openat, openat2, execve, clone), the folded
+# output's function names (page_touch's touch_write_pages, known from its source).
+. "$(dirname "$0")/lib.sh" || exit 1
+: "${TMP:?lib.sh sets TMP}"
+# The system's python3 (lib.sh's json_get): a pyenv shim first in PATH takes ~1 s a call here.
+[ -x /usr/bin/python3 ] && PATH=/usr/bin:$PATH
+
+PT="$WORKLOADS/page_touch"
+PIDS=''
+cleanup() {
+	for p in $PIDS; do kill -KILL "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+ok() {
+	local name=$1 detail=$2
+	shift 2
+	if "$@"; then pass "$name"; else fail "$name ($detail)"; fi
+}
+one_line() { head -c 300 "$1" | tr '\n' '|'; }
+for t in strace unshare setpriv chroot; do
+	command -v $t >/dev/null || {
+		skip "hostile: all ($t missing)"
+		exit 0
+	}
+done
+if ! unshare -m --propagation private true 2>/dev/null; then
+	skip "hostile: all (unshare -m is not allowed here)"
+	exit 0
+fi
+STRACE=(strace -f -qq -e trace=open,openat,openat2,creat,execve,execveat,clone,clone3,fork,vfork)
+NOADMIN=(setpriv --inh-caps=-sys_admin,-checkpoint_restore --bounding-set=-sys_admin,-checkpoint_restore)
+
+# audit LOG COMMAND-PATH|- BAD-PATH... : checks an strace -f log of one mmscope run (the first
+# pid in the log; through setpriv, which execs mmscope in the same pid). Prints what is wrong,
+# nothing if all is well:
+#  - mmscope itself executes nothing after its own start;
+#  - it creates exactly one process when a command is given (none for '-'), whose first
+#    execve is COMMAND-PATH;
+#  - no open/openat/creat of a BAD-PATH (a plain path, resolved in mmscope's root), and no
+#    openat2 of one that is not confined to a root directory (RESOLVE_IN_ROOT).
+cat >"$TMP/audit.py" <<'PY'
+import re, sys
+log, cmd, bad = sys.argv[1], sys.argv[2], sys.argv[3:]
+lines = [l.rstrip("\n") for l in open(log)]
+if not lines:
+    print("empty strace log"); sys.exit()
+mm = lines[0].split()[0]
+execs, kids, problems = [], [], []
+child_exec = {}
+for l in lines:
+    pid, rest = l.split(" ", 1)
+    m = re.match(r'(?:<\.\.\. )?(\w+)[( ]', rest)
+    call = m.group(1) if m else ""
+    if pid == mm and call in ("execve", "execveat") and "resumed" not in rest:
+        execs.append(rest[:120])
+    if pid == mm and call in ("clone", "clone3", "fork", "vfork"):
+        r = re.search(r"= (\d+)$", rest)
+        if r:
+            kids.append(r.group(1))
+    if call in ("execve", "execveat") and pid != mm and pid not in child_exec and "resumed" not in rest:
+        p = re.search(r'execve(?:at)?\((?:\w+, )?"([^"]*)"', rest)
+        child_exec[pid] = p.group(1) if p else "?"
+    if pid == mm and call in ("open", "openat", "creat", "openat2"):
+        p = re.search(r'"([^"]*)"', rest)
+        path = p.group(1) if p else ""
+        confined = call == "openat2" and "RESOLVE_IN_ROOT" in rest
+        for b in bad:
+            if path == b and not confined:
+                problems.append("opened %s: %s" % (b, rest[:160]))
+# setpriv execs mmscope in the same pid: allow that one exec after the first.
+own = [e for e in execs if "mmscope" not in e.split(",")[0] and "setpriv" not in e.split(",")[0]]
+if own:
+    problems.append("mmscope executed: %s" % own)
+if cmd == "-":
+    if kids:
+        problems.append("mmscope created processes %s without a command" % kids)
+else:
+    if len(kids) != 1:
+        seen = [l[:100] for l in lines if re.search(r"\b(clone3?|v?fork)\(|resumed>", l)][:3]
+        problems.append("mmscope (pid %s) created %d processes (%s), expected 1 (the command); "
+                        "process creation in the log: %s" % (mm, len(kids), kids, seen))
+    elif child_exec.get(kids[0]) != cmd:
+        problems.append("its child executed %r first, expected %r" % (child_exec.get(kids[0]), cmd))
+print("; ".join(problems))
+PY
+audit() { python3 "$TMP/audit.py" "$@" 2>&1 | head -c 600; }
+# touch_writes FOLDED : the count of [write minor] faults under touch_write_pages
+touch_writes() { awk '/;touch_write_pages;/ && /\[write minor\]/ {s += $NF} END {print s + 0}' "$1"; }
+
+# ---- 1. mount namespace: the maps path is, outside, a symlink to /etc/shadow ----
+T=$TMP/ns
+mkdir -p "$T/real" "$T/d"
+cp "$PT" "$T/real/page_touch"
+ln -s /etc/shadow "$T/d/page_touch"
+UNSHARE=$(command -v unshare)
+"${STRACE[@]}" -o "$TMP/ns.strace" "$MMSCOPE" faults --folded -o "$TMP/ns.folded" -- \
+	"$UNSHARE" -m --propagation private sh -c "mount --bind \"$T/real\" \"$T/d\" && exec \"$T/d/page_touch\" -w 100 >/dev/null" \
+	2>"$TMP/ns.err"
+rc=$?
+ok "hostile ns: exit 0" "exit $rc: $(one_line "$TMP/ns.err")" [ $rc -eq 0 ]
+ok "hostile ns: symbolized from the mapped file (100 writes under touch_write_pages)" \
+	"$(grep 'write minor' "$TMP/ns.folded" | sort -t' ' -k2 -n | tail -1 | cut -c1-200)" \
+	[ "$(touch_writes "$TMP/ns.folded")" -ge 100 ]
+problems=$(audit "$TMP/ns.strace" "$UNSHARE" /etc/shadow "$T/d/page_touch")
+ok "hostile ns: never opens /etc/shadow or the maps path by path; executes nothing but the command" \
+	"$problems" [ -z "$problems" ]
+
+# ---- 2. the same namespace, mmscope without CAP_SYS_ADMIN / CAP_CHECKPOINT_RESTORE ----
+# The namespaced process sleeps through a 1 s host-wide run; the folded output's end-of-run
+# scan of /proc reads its maps then, without map_files.
+"$UNSHARE" -m --propagation private sh -c "mount --bind \"$T/real\" \"$T/d\" && exec \"$T/d/page_touch\" -w 10 --pause-before-ms 8000 >/dev/null" &
+NSP=$!
+PIDS="$PIDS $NSP"
+for _ in $(seq 100); do
+	grep -q "$T/d/page_touch" /proc/$NSP/maps 2>/dev/null && break
+	sleep 0.05
+done
+"${STRACE[@]}" -o "$TMP/ns2.strace" "${NOADMIN[@]}" "$MMSCOPE" faults --folded -d 1 -o "$TMP/ns2.folded" 2>"$TMP/ns2.err"
+rc=$?
+kill $NSP 2>/dev/null
+ok "hostile ns, no CAP_SYS_ADMIN: exit 0" "exit $rc: $(one_line "$TMP/ns2.err")" [ $rc -eq 0 ]
+if grep -q "\"/proc/$NSP\"" "$TMP/ns2.strace"; then
+	problems=$(audit "$TMP/ns2.strace" - /etc/shadow "$T/d/page_touch")
+	ok "hostile ns, no CAP_SYS_ADMIN: reading the process's maps opened nothing outside its root; created no process" \
+		"$problems" [ -z "$problems" ]
+	ok "hostile ns, no CAP_SYS_ADMIN: its binary was looked up inside its root (openat2 RESOLVE_IN_ROOT)" \
+		"$(grep -F "$T/d/page_touch" "$TMP/ns2.strace" | head -2 | cut -c1-200)" \
+		grep -qE "openat2\([0-9]+, \"$T/d/page_touch\".*RESOLVE_IN_ROOT" "$TMP/ns2.strace"
+else
+	skip "hostile ns, no CAP_SYS_ADMIN (mmscope did not read process $NSP's maps in this run)"
+fi
+
+# ---- 3. chroot, without CAP_SYS_ADMIN / CAP_CHECKPOINT_RESTORE ----
+R=$TMP/root
+mkdir -p "$R/bin" "$R/$R/bin"
+if gcc -O2 -g -static -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -std=gnu11 -pthread \
+	-I"$(dirname "$0")/../../tools/workloads" -o "$R/bin/pt" "$(dirname "$0")/../../tools/workloads/page_touch.c" \
+	2>"$TMP/cc.err"; then
+	# Inside the chroot, R/R/bin/pt (what a naive lookup of the maps path in the process's
+	# root finds) leads to /etc/shadow: inside the root that is R/etc/shadow, absent.
+	ln -s /etc/shadow "$R/$R/bin/pt"
+	CHROOT=$(command -v chroot)
+	"${STRACE[@]}" -o "$TMP/ch.strace" "${NOADMIN[@]}" "$MMSCOPE" faults --folded -o "$TMP/ch.folded" -- \
+		"$CHROOT" "$R" /bin/pt -w 100 >/dev/null 2>"$TMP/ch.err"
+	rc=$?
+	ok "hostile chroot, no CAP_SYS_ADMIN: exit 0" "exit $rc: $(one_line "$TMP/ch.err")" [ $rc -eq 0 ]
+	problems=$(audit "$TMP/ch.strace" "$CHROOT" /etc/shadow "$R/bin/pt")
+	ok "hostile chroot, no CAP_SYS_ADMIN: never opens /etc/shadow or the binary by path; runs only the command" \
+		"$problems" [ -z "$problems" ]
+	# Without CAP_SYS_ADMIN (map_files) or CAP_SYS_PTRACE, the kernel does not let mmscope
+	# into the root of a process holding more capabilities than it does (ptrace access
+	# check on /proc/PID/root): the chrooted root process's frames stay [unknown]. What must
+	# hold is that no wrong file was read for it: its writes are either under
+	# touch_write_pages or under [unknown] frames, never under another binary's symbols.
+	w=$(touch_writes "$TMP/ch.folded")
+	u=$(awk '/\[write minor\]/ && /^pt;/ && !/touch_write_pages/ && /\[unknown\]/ {s += $NF} END {print s + 0}' "$TMP/ch.folded")
+	ok "hostile chroot, no CAP_SYS_ADMIN: the chrooted binary's 100 writes are symbolized or [unknown], never misattributed" \
+		"touch_write_pages $w, [unknown] $u: $(grep 'write minor' "$TMP/ch.folded" | sort -t' ' -k2 -n | tail -1 | cut -c1-200)" \
+		[ $((w + u)) -ge 100 ]
+else
+	skip "hostile chroot (no static build: $(one_line "$TMP/cc.err"))"
+fi
