@@ -158,8 +158,9 @@ static int parse_pid_list(struct mm_opts *opts, const char *arg)
 
 int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char **argv)
 {
-	const char *short_opts = cmd->flags & CMD_TRACES ? "+p:t:c:C:d:i:To:vh" : "+vh";
+	const char *short_opts = cmd->flags & CMD_TRACES ? "+:p:t:c:C:d:i:To:vh" : "+:vh";
 	bool have_cmd_sep = false;
+	const char *last_optarg = NULL; /* "--" as an option's value is not the separator */
 	int c, ncpus;
 	uint64_t v;
 
@@ -176,6 +177,7 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 		}
 	}
 	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
+		last_optarg = optarg;
 		if (!(cmd->flags & CMD_TRACES) && c != 'v' && c != 'h' && c != OPT_JSON &&
 		    c != OPT_BTF && c != '?' && c != ':') {
 			err_msg("%s: option '%s' is not used by this subcommand; see 'mmscope %s "
@@ -307,7 +309,7 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 	if (optind < argc) {
 		/* getopt stops at the first non-option; only a consumed "--" starts the command. */
 		if (!have_cmd_sep || !(cmd->flags & CMD_TRACES) || optind == 1 ||
-		    strcmp(argv[optind - 1], "--") != 0) {
+		    strcmp(argv[optind - 1], "--") != 0 || argv[optind - 1] == last_optarg) {
 			err_msg("%s: unexpected argument '%s' (a command to trace goes after '--')",
 				cmd->name, printable(argv[optind]));
 			return -1;

@@ -73,7 +73,7 @@ mm = lines[0].split()[0] if lines else None
 ok = re.compile(re.escape(out) + r"(\.tmp\.[A-Za-z0-9]{6})?$") if out != "-" else None
 bad = []
 for l in lines:
-    pid, rest = l.split(" ", 1)
+    pid, rest = l.split(None, 1)  # strace pads short pids
     if pid != mm or "resumed>" in rest:
         continue
     m = re.match(r"(\w+)\((.*)", rest)
