@@ -13,7 +13,9 @@
  * clang -g -O1 -fsanitize=fuzzer,address,undefined -Iuser tests/fuzz/fuzz_sym.c user/sym.c \
  *	-lelf -ldw -lz -o /tmp/fuzz_sym && /tmp/fuzz_sym tests/fuzz/corpus/sym
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "sym.h"
 
 #include <fcntl.h>
