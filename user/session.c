@@ -792,6 +792,11 @@ int session_run(struct session *s, interval_fn on_interval)
 			break;
 	}
 	s->stopped_by_signal = stop_requested;
+	/* Detach every hook before reading anything: the maps then hold one consistent
+	 * snapshot (per-process rows add up to the totals), and the run's cost ends here. */
+	for (int i = 0; i < s->nlinks; i++)
+		bpf_link__destroy(s->links[i]);
+	s->nlinks = 0;
 	if (s->rb)
 		ring_buffer__consume(s->rb);
 	if (s->nresnap)

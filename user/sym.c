@@ -34,6 +34,8 @@
 #endif
 #include "sym.h"
 
+#include <limits.h>
+
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -1458,6 +1460,19 @@ static struct udso *maps_open_file(struct usyms *us, const struct proc_ctx *pc,
 	}
 	if (fd < 0 && pc->rootfd >= 0 && m->path[0] == '/')
 		fd = open_in_root(pc->rootfd, m->path);
+	if (fd < 0 && pc->rootfd >= 0 && pc->procfd >= 0 && m->path[0] == '/') {
+		/* /proc/PID/maps writes paths from the reader's root: for a process in a chroot
+		 * they start with its root's path. Strip that and look inside its root, still
+		 * with RESOLVE_IN_ROOT. */
+		char root[PATH_MAX];
+		ssize_t n = readlinkat(pc->procfd, "root", root, sizeof(root) - 1);
+
+		if (n > 1) {
+			root[n] = '\0';
+			if (strncmp(m->path, root, (size_t)n) == 0 && m->path[n] == '/')
+				fd = open_in_root(pc->rootfd, m->path + n);
+		}
+	}
 	if (fd < 0)
 		return NULL;
 	fd = reopen_regular(fd, &st);
