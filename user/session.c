@@ -387,8 +387,17 @@ static int on_record(void *ctx, void *data, size_t size)
 		/* While the process lives: its new image and loader now, its libraries once the
 		 * loader has mapped them. Taken from the main loop, within a time budget, so
 		 * that exec storms do not delay -i intervals. */
-		for (int i = 0;
-		     i < 3 && s->nresnap < (int)(sizeof(s->resnap) / sizeof(s->resnap[0])); i++) {
+		int i = 0;
+
+		/* Short-lived processes are gone in milliseconds: the first snapshot is taken
+		 * at once while this pass's budget lasts, queued otherwise. */
+		if (!s->pass_start)
+			s->pass_start = now; /* the first record of this poll */
+		if (now - s->pass_start < 20000000ULL) {
+			usyms_add_pid(s->usyms, (int)r->tgid);
+			i = 1;
+		}
+		for (; i < 3 && s->nresnap < (int)(sizeof(s->resnap) / sizeof(s->resnap[0])); i++) {
 			s->resnap[s->nresnap].tgid = (int)r->tgid;
 			s->resnap[s->nresnap].due = now + (i == 0   ? 0
 							   : i == 1 ? 20000000ULL
@@ -765,6 +774,7 @@ int session_run(struct session *s, interval_fn on_interval)
 		int err;
 
 		if (s->rb) {
+			s->pass_start = 0;
 			err = ring_buffer__poll(s->rb, 50);
 			if (err < 0 && err != -EINTR) {
 				err_msg("ring buffer: %s", strerror(-err));

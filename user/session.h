@@ -83,6 +83,7 @@ struct session {
 		uint64_t due;
 	} resnap[256];
 	int nresnap;
+	uint64_t pass_start; /* start of this loop pass: the immediate-snapshot budget */
 
 	struct hw_counter hw[4];
 	bool stopped_by_signal;

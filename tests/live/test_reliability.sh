@@ -149,7 +149,7 @@ else
 fi
 
 # ---- SIGINT / SIGTERM on the other subcommands: exit 0, complete output, nothing left ----
-# stop NAME SIGNAL OUTFILE MMSCOPE-ARGS... : a host-wide run, ended by SIGNAL 1 s after it
+# stop NAME SIGNAL OUTFILE MMSCOPE-ARGS... : a host-wide run, ended by SIGNAL 0.5 s after it
 # attached; sets rc, own
 stop() {
 	local name=$1 sig=$2 out=$3 t0 dt
@@ -161,7 +161,7 @@ stop() {
 		return 1
 	fi
 	own=$(owned $MMPID)
-	sleep 1
+	sleep 0.5
 	t0=$(now_ms)
 	kill -"$sig" $MMPID
 	if ! wait_exit $MMPID 10; then
