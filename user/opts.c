@@ -168,7 +168,9 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 	opts->cmd = cmd;
 	opts->method = FORCE_NONE;
 	opts->top = 10;
-	optind = 1;
+	/* 0, not 1: glibc resets its hidden getopt state (the place inside "-vh", the argument
+	 * ordering) only for optind = 0; with 1 a second call goes on in the previous argv. */
+	optind = 0;
 	opterr = 0;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0) {

@@ -13,14 +13,18 @@
  *  - 0 (run): nothing printed; every field within its documented range; the combinations
  *    opts_parse() refuses are absent (--json with --folded, --folded with -i or on a command
  *    without stacks, -i longer than -d, --no-children without -p or --); a command without
- *    CMD_TRACES got no tracing option; strings point into argv; argv unchanged;
+ *    CMD_TRACES got no tracing option; strings point into argv; argv unchanged; the command
+ *    (-- CMD) is exactly what follows the separator, as a reference tokenizer of the
+ *    documented options, written here apart from opts.c, finds it ("x -- ls": x is a stray
+ *    word; "-o -- ls": "--" is -o's value);
  *  - 1 (--help): usage on stdout, nothing on stderr;
  *  - -1 (error): exactly one line on stderr, starting "mmscope: ", nothing on stdout.
  *
  * stdout and stderr are swapped for in-memory counting streams (fopencookie): no /dev/null,
  * no output noise, and libFuzzer's own reports (written to the original stderr) are kept.
  * opts_parse() does stat() and access() on paths from the input (/proc/PID, -c, --btf): reads
- * only, nothing is created.
+ * only, nothing is created. getopt's hidden state is reset before each call (see
+ * reset_getopt(): opts_parse() alone does not, a latent use-after-free on a second call).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

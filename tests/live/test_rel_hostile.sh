@@ -175,14 +175,12 @@ if gcc -O2 -g -static -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -std=
 	ok "hostile chroot, no CAP_SYS_ADMIN: the chrooted binary's 100 writes are symbolized or [unknown], never misattributed" \
 		"touch_write_pages $w, [unknown] $u: $(grep 'write minor' "$TMP/ch.folded" | sort -t' ' -k2 -n | tail -1 | cut -c1-200)" \
 		[ $((w + u)) -ge 100 ]
-	# And they should be symbolized. The process's root opens (the traced command runs with
-	# mmscope's own capabilities, so the ptrace access check on /proc/PID/root passes; strace
-	# shows openat(PROCFD, "root") succeed), but the maps path is written from mmscope's
-	# root (R/bin/pt) and was looked up as is inside the process's root: R/R/bin/pt, ENOENT
-	# (or, here, the planted symlink). Inside the root the file is /bin/pt.
-	# Not impossible: resolving the path with the process's root prefix (readlink
-	# /proc/PID/root) stripped, still with RESOLVE_IN_ROOT, symbolizes it (patch for B12 in
-	# docs/reliability.md). Until then this fails.
+	# And they are symbolized. The process's root opens (the traced command runs with
+	# mmscope's own capabilities, so the ptrace access check on /proc/PID/root passes), but
+	# the maps path is written from mmscope's root (R/bin/pt): looked up as is inside the
+	# process's root it is R/R/bin/pt (ENOENT, or here the planted symlink). Inside the root
+	# the file is /bin/pt: the root's prefix (readlink /proc/PID/root) must be stripped, the
+	# lookup still confined with RESOLVE_IN_ROOT (B12, fixed in 3636ff0).
 	ok "hostile chroot, no CAP_SYS_ADMIN: the chrooted binary is symbolized (100 writes under touch_write_pages)" \
 		"touch_write_pages $w; lookups: $(grep -F "$R/bin/pt" "$TMP/ch.strace" | grep -o 'openat2([^)]*) = .*' | head -1 | cut -c1-160)" \
 		[ "$w" -ge 100 ]

@@ -271,9 +271,9 @@ PY
 ok "host-wide summary: exit 0" "exit $rc: $(one_line "$TMP/hwj.err")" [ $rc -eq 0 ]
 ok "host-wide summary: rows + lost.processes == user + kernel (one snapshot)" \
 	"rows ${rowsum:-?} + lost ${lp:-?} vs total ${tot:-?}" [ $((${rowsum:-0} + ${lp:-0})) -eq "${tot:--1}" ]
-# Exactly: the per-process map and the totals are read a moment apart while the programs still
-# run (up to 0.4% apart here). Stopping the programs before reading the maps (patch for B13 in
-# docs/reliability.md) makes it one snapshot; until then this fails.
+# Exactly: mmscope stops its programs before it reads the maps, so the totals and the rows are
+# one snapshot (B13: they were read a moment apart while the programs ran, up to 0.4% apart
+# here; fixed in 3636ff0).
 
 # ---- more distinct stacks than the stack and folded maps hold (16384 each) ----
 # stacks 15: 32768 faults in its loop, each with its own user stack, plus start-up and exit
