@@ -73,14 +73,35 @@ static __always_inline void tlb_stack_count(void *ctx, __u32 tgid, __u32 reason)
 	hash_add(&folded, &key, 1, CNT_LOST_FOLDED);
 }
 
+/*
+ * Attribution of one invalidation issued by the current thread, the same on every
+ * architecture: to the fault it is handling, its process, its system call, its stack.
+ */
+static __always_inline void attribute_invalidation(void *ctx, __u64 id, bool broadcast, __u32 slot)
+{
+	__u32 tid = (__u32)id;
+	struct open_fault *of = bpf_map_lookup_elem(&open_faults, &tid);
+
+	if (of)
+		of->tlb |= broadcast ? OF_TLB_BROADCAST : OF_TLB_LOCAL;
+	if (collect_tlb_detail) {
+		struct tlb_syscall_key key = {.nr = of ? SYSCALL_FAULT : current_syscall(),
+					      .reason = slot};
+
+		tlb_proc_count(id >> 32, slot);
+		hash_add(&tlb_syscalls, &key, 1, CNT_LOST_SYSCALL);
+	}
+	if (collect_tlb_stacks)
+		tlb_stack_count(ctx, id >> 32, slot);
+}
+
 #if defined(__TARGET_ARCH_x86)
 static __always_inline void tlb_flush_event(void *ctx, int reason, unsigned long pages)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, slot;
 	bool initiating, broadcast;
-	struct open_fault *of;
 	struct mm_stats *s;
+	__u32 slot;
 
 	if (!trace_allowed(id))
 		return;
@@ -113,19 +134,7 @@ static __always_inline void tlb_flush_event(void *ctx, int reason, unsigned long
 
 	if (count_only)
 		return;
-	/* The fault being handled on this thread issued it. */
-	of = bpf_map_lookup_elem(&open_faults, &tid);
-	if (of)
-		of->tlb |= broadcast ? OF_TLB_BROADCAST : OF_TLB_LOCAL;
-	if (collect_tlb_detail) {
-		struct tlb_syscall_key key = {.nr = of ? SYSCALL_FAULT : current_syscall(),
-					      .reason = slot};
-
-		tlb_proc_count(id >> 32, slot);
-		hash_add(&tlb_syscalls, &key, 1, CNT_LOST_SYSCALL);
-	}
-	if (collect_tlb_stacks)
-		tlb_stack_count(ctx, id >> 32, slot);
+	attribute_invalidation(ctx, id, broadcast, slot);
 }
 
 SEC("tp_btf/tlb_flush")
@@ -257,8 +266,6 @@ static __always_inline __u64 current_mm(void)
 static __always_inline void tlb_op(void *ctx, bool broadcast, __u32 kind, __u64 mm)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id;
-	struct open_fault *of;
 	struct mm_stats *s;
 
 	if (!trace_allowed(id))
@@ -272,19 +279,7 @@ static __always_inline void tlb_op(void *ctx, bool broadcast, __u32 kind, __u64 
 		s->c[CNT_TLB_AVOIDABLE]++;
 	if (count_only)
 		return;
-	of = bpf_map_lookup_elem(&open_faults, &tid);
-	if (of)
-		of->tlb |= broadcast ? OF_TLB_BROADCAST : OF_TLB_LOCAL;
-	kind &= TLB_REASON_SLOTS - 1;
-	if (collect_tlb_detail) {
-		struct tlb_syscall_key key = {.nr = of ? SYSCALL_FAULT : current_syscall(),
-					      .reason = kind};
-
-		tlb_proc_count(id >> 32, kind);
-		hash_add(&tlb_syscalls, &key, 1, CNT_LOST_SYSCALL);
-	}
-	if (collect_tlb_stacks)
-		tlb_stack_count(ctx, id >> 32, kind);
+	attribute_invalidation(ctx, id, broadcast, kind & (TLB_REASON_SLOTS - 1));
 }
 
 /* Flush functions hooked by kprobe: one program, attached to each with its index as cookie. */
