@@ -70,7 +70,7 @@ endif
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: all deps run test unit live static workloads bench-smoke bench static-checks fuzz fuzz-build \
-	clean format check-format
+	clean format check-format print-format-files
 
 all: $(OUT)/mmscope workloads
 
@@ -182,6 +182,9 @@ FORMAT_FILES = $(USER_SRCS) $(USER_HDRS) bpf/*.c bpf/*.h tools/workloads/*.c too
 	tests/unit/*.c tests/fuzz/*.c
 format:
 	clang-format -i $(FORMAT_FILES)
+
+print-format-files:
+	@echo $(FORMAT_FILES)
 
 check-format:
 	clang-format --dry-run -Werror $(FORMAT_FILES)

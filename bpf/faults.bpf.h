@@ -39,8 +39,8 @@ STATE_DECL struct {
  * verifier rewrites them), never with probe reads, which would read beside the context.
  */
 #if defined(__TARGET_ARCH_powerpc)
-#define PPC_MSR_PR 0x4000UL
-#define PPC_DSISR_ISSTORE 0x02000000UL
+#define PPC_MSR_PR	    0x4000UL
+#define PPC_DSISR_ISSTORE   0x02000000UL
 #define PPC_DSISR_PROTFAULT 0x08000000UL
 static __always_inline __u32 perf_regs_class(bpf_user_pt_regs_t *regs)
 {

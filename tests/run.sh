@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# The whole suite: unit tests (ASan/UBSan), live tests (root, this host), short fuzz runs, and
-# the VM tests (real 6.1 kernels of x86_64, ppc64le radix and hash, arm64 under QEMU).
+# The whole suite: unit tests (ASan/UBSan), live tests (root, this host), short fuzz runs,
+# static checks (cppcheck, clang-tidy, valgrind on each subcommand, clang-format), and the VM
+# tests (real 6.1 kernels of x86_64, ppc64le radix and hash, arm64 under QEMU).
 # Every test prints "PASS name", "FAIL name" or "SKIP name (why)"; the last line counts them.
-#   tests/run.sh [unit|live|fuzz]...   (default: all)
+#   tests/run.sh [unit|live|fuzz|static|vm]...   (default: all)
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -12,7 +13,7 @@ export MMSCOPE="$top/$OUT/mmscope" WORKLOADS="$top/$OUT/workloads"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(unit live fuzz vm)
+[ ${#suites[@]} -gt 0 ] || suites=(unit live fuzz static vm)
 
 run_one() { # name, command...: a binary or script printing PASS/FAIL/SKIP lines
 	local name=$1
@@ -47,6 +48,17 @@ for suite in "${suites[@]}"; do
 		;;
 	fuzz)
 		run_one fuzz env FUZZ_SECONDS="${FUZZ_SECONDS:-10}" tests/fuzz/run.sh "$OUT/fuzz"
+		;;
+	static)
+		# tools/static-checks.sh prints its own PASS/FAIL/SKIP per tool and file.
+		run_one static-checks tools/static-checks.sh
+		if clang-format --dry-run -Werror $(make -s --no-print-directory print-format-files) >"$log.fmt" 2>&1; then
+			echo "PASS clang-format (kernel style, .clang-format)" | tee -a "$log"
+		else
+			echo "FAIL clang-format ($(grep -c 'error:' "$log.fmt") lines differ; run make format)" | tee -a "$log"
+			grep 'error:' "$log.fmt" | head -10 | sed 's/^/    /'
+		fi
+		rm -f "$log.fmt"
 		;;
 	vm)
 		if [ "$(id -u)" != 0 ]; then

@@ -9,6 +9,7 @@ pkgs=(
 	libzstd-dev liblzma-dev libbz2-dev	# static links of libdw/libelf
 	libclang-rt-14-dev			# libFuzzer and sanitizer runtimes for clang
 	linux-perf bpftrace			# independent oracles in the live tests
+	cppcheck clang-tidy clang-format valgrind	# static checks (tools/static-checks.sh)
 	python3 procps util-linux coreutils git ca-certificates
 )
 missing=()

@@ -326,6 +326,10 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 			opts->duration);
 		return -1;
 	}
+	if (opts->timestamp && !opts->interval) {
+		err_msg("-T prefixes each interval report with the time: give -i SECONDS too");
+		return -1;
+	}
 	if (opts->json && opts->folded) {
 		err_msg("--json and --folded: choose one output format");
 		return -1;

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -70,6 +71,9 @@ bool parse_seconds(const char *s, double *out)
 	double v;
 
 	if (!s || !*s)
+		return false;
+	/* Decimal only: strtod alone would also take "0x10", "inf" and leading blanks. */
+	if (strspn(s, "0123456789.eE+-") != strlen(s) || !(isdigit((unsigned char)*s) || *s == '.'))
 		return false;
 	errno = 0;
 	v = strtod(s, &end);
