@@ -9,8 +9,23 @@
 #include "mmscope.h"
 
 /*
- * The system call the current thread is in, from its saved user registers
- * (bpf_task_pt_regs(), v5.15: 88a16a130933 "bpf: Add bpf_task_pt_regs() helper").
+ * The current thread's saved user registers (bpf_task_pt_regs(), v5.15: 88a16a130933 "bpf: Add
+ * bpf_task_pt_regs() helper"). Debian's ppc64le kernels have no BTF, so no helper that returns
+ * a BTF pointer: powerpc keeps the user registers' address in thread.regs.
+ */
+static __always_inline struct pt_regs *current_user_regs(void)
+{
+#if defined(__TARGET_ARCH_powerpc)
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+
+	return BPF_CORE_READ(t, thread.regs);
+#else
+	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+#endif
+}
+
+/*
+ * The system call the current thread is in, from its saved user registers.
  * x86 keeps the number in orig_ax (an exception stores its error code there instead, which is
  * why callers test for an open page fault first); arm64 in syscallno; powerpc in r0, valid
  * when the trap is a system call (0xc00, or 0x3000 for scv).
@@ -23,13 +38,7 @@ static __always_inline int current_syscall(void)
 
 	if (BPF_CORE_READ(t, flags) & 0x00200000 /* PF_KTHREAD */)
 		return SYSCALL_KTHREAD;
-#if defined(__TARGET_ARCH_powerpc)
-	/* No kernel BTF on Debian's ppc64le (so no bpf_task_pt_regs()): powerpc keeps the
-	 * user registers' address in thread.regs. */
-	regs = BPF_CORE_READ(t, thread.regs);
-#else
-	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-#endif
+	regs = current_user_regs();
 	if (!regs)
 		return SYSCALL_NONE;
 #if defined(__TARGET_ARCH_x86)

@@ -133,21 +133,22 @@ static __always_inline void location_count(void *ctx, __u32 tgid, __u32 cls, __u
 	if (!(cls & FC_USER)) {
 		key.kernel_ip = kernel_ip;
 	} else {
-		long n;
-
 		struct loc_cache_key ck = {.tgid = tgid};
 		struct bpf_stack_build_id *cached;
 		struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+		struct pt_regs *regs = current_user_regs();
+		long n;
 
-		/* The user leaf frame is the faulting instruction. Its raw address is cheap; its
-		 * build ID costs an mmap_read_trylock with interrupts off (an irq_work to unlock)
-		 * and an ELF note parse, ~9 us a fault on the benchmark VM: it is looked up once
-		 * per (process, address space, address) and cached. */
-		n = bpf_get_stack(ctx, &ck.ip, sizeof(ck.ip), BPF_F_USER_STACK);
-		if (n <= 0) {
+		/* The user leaf frame is the faulting instruction: its address, read from the
+		 * saved user registers (bpf_get_stack() for one frame costs a perf callchain
+		 * setup). Its build ID costs an mmap_read_trylock with interrupts off (an irq_work
+		 * to unlock) and an ELF note parse, ~9 us a fault on the benchmark VM: it is looked
+		 * up once per (process, address space, address) and cached. */
+		if (!regs) {
 			count_lost(CNT_LOST_LOCATION);
 			return;
 		}
+		ck.ip = PT_REGS_IP_CORE(regs);
 		ck.mm = (__u64)BPF_CORE_READ(t, mm);
 		cached = bpf_map_lookup_elem(&loc_cache, &ck);
 		if (cached) {
@@ -231,16 +232,19 @@ static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 kernel_ip)
 	if (collect_stacks) {
 		bpf_get_current_comm(of.comm, sizeof(of.comm));
 		/* Kernel-mode faults too: the user stack shows the system call's caller. */
-		capture_stacks(ctx, &of.kernel_stack, &of.user_stack);
+		capture_fault_stacks(ctx, cls & FC_USER, cls & FC_EXEC, &of.kernel_stack,
+				     &of.user_stack);
 	}
 
 	old = bpf_map_lookup_elem(&open_faults, &tid);
 	if (old) {
-		/* The previous entry never completed (retried, failed, or killed). */
-		s->c[CNT_FAULT_REPLACED]++;
-		fault_tlb_count(s, old->cls, old->tlb);
-		if (collect_stacks)
-			folded_count(old, old->cls);
+		if (old->ts) {
+			/* The previous entry never completed (retried, failed, or killed). */
+			s->c[CNT_FAULT_REPLACED]++;
+			fault_tlb_count(s, old->cls, old->tlb);
+			if (collect_stacks)
+				folded_count(old, old->cls);
+		}
 		*old = of;
 		return;
 	}
@@ -265,7 +269,7 @@ static __always_inline void fault_complete(bool major)
 			s->c[major ? CNT_FAULT_MAJOR : CNT_FAULT_MINOR]++;
 		return;
 	}
-	of = bpf_map_lookup_elem(&open_faults, &tid);
+	of = open_fault_of(tid);
 	if (!of) {
 		s->c[CNT_FAULT_COMPLETIONS_UNPAIRED]++;
 		return;
@@ -284,7 +288,7 @@ static __always_inline void fault_complete(bool major)
 		proc_count(of->tgid, cls, true);
 	if (collect_stacks)
 		folded_count(of, cls);
-	bpf_map_delete_elem(&open_faults, &tid);
+	of->ts = 0; /* closed */
 }
 
 /* ---- fault entry: x86 exceptions tracepoints (error code gives the class) ---- */
@@ -414,7 +418,7 @@ int pf_done_major(struct bpf_perf_event_data *ctx)
  */
 static __always_inline void learn_access(__u32 tid, unsigned int flags)
 {
-	struct open_fault *of = bpf_map_lookup_elem(&open_faults, &tid);
+	struct open_fault *of = open_fault_of(tid);
 	struct mm_stats *s;
 	__u32 cls;
 

@@ -9,9 +9,14 @@
 
 #include "state.bpf.h"
 
-/* A fault entered and not completed yet, by thread. */
+/*
+ * A thread's fault entered and not completed yet. The entry stays in the map when its fault
+ * completes, closed (ts 0), for the thread's next fault to reuse: a fault then costs two
+ * lookups, not an insertion and a deletion (each takes the bucket's lock). Closed entries are
+ * deleted when their thread exits.
+ */
 struct open_fault {
-	__u64 ts;
+	__u64 ts; /* entry time; 0: closed */
 	__u32 cls;
 	__u32 tgid;
 	__u32 tlb; /* OF_TLB_*: invalidations issued while handling it */
@@ -27,6 +32,14 @@ STATE_DECL struct {
 	__type(key, __u32);
 	__type(value, struct open_fault);
 } open_faults SEC(".maps");
+
+/* The current thread's open fault, or NULL. */
+static __always_inline struct open_fault *open_fault_of(__u32 tid)
+{
+	struct open_fault *of = bpf_map_lookup_elem(&open_faults, &tid);
+
+	return of && of->ts ? of : NULL;
+}
 
 /*
  * The perf software page-fault event hands BPF the faulting context's registers.

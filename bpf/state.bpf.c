@@ -36,6 +36,15 @@ static __always_inline void track_exit(struct task_struct *task)
 
 	if (filter_tgid && BPF_CORE_READ(task, signal, live.counter) == 0)
 		bpf_map_delete_elem(&tracked, &tgid);
+	/* Every exiting thread: its closed open_faults entry goes (an open one stays, counted
+	 * incomplete at the end). */
+	if (!count_only) {
+		__u32 tid = BPF_CORE_READ(task, pid);
+		struct open_fault *of = bpf_map_lookup_elem(&open_faults, &tid);
+
+		if (of && !of->ts)
+			bpf_map_delete_elem(&open_faults, &tid);
+	}
 }
 
 SEC("tp_btf/sched_process_fork")

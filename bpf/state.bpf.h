@@ -12,6 +12,7 @@
 #define MMSCOPE_STATE_BPF_H
 
 #include "mmscope.h"
+#include "compat.bpf.h"
 
 #ifdef MMSCOPE_DEFINE_STATE
 #define STATE_DECL
@@ -99,6 +100,8 @@ STATE_DECL struct {
 struct stack_scratch {
 	struct kernel_stack k;
 	struct user_stack u;
+	__u64 walk[USER_STACK_DEPTH];  /* user_fp_walk()'s return addresses */
+	__u64 kwalk[USER_STACK_DEPTH]; /* the kernel's raw walk of the same stack */
 };
 
 STATE_DECL struct {
@@ -114,6 +117,35 @@ STATE_DECL struct {
 	__type(key, struct folded_key);
 	__type(value, __u64);
 } folded SEC(".maps");
+
+/*
+ * User stack ids by (process, address space, the frame-pointer walk's return addresses):
+ * see capture_user_stack(). LRU: an evicted entry is only recomputed.
+ */
+struct ustack_cache_key {
+	__u32 tgid;
+	__u32 depth;
+	__u64 mm;
+	__u64 walk_hash;
+};
+
+STATE_DECL struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct ustack_cache_key);
+	__type(value, __u64);
+} ustack_cache SEC(".maps");
+
+/*
+ * The kernel stack id of a user-mode fault's entry path, per CPU, [0] data and [1] instruction
+ * faults (see capture_fault_stacks()).
+ */
+STATE_DECL struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} user_fault_kstack SEC(".maps");
 
 /* mm -> CPUs it was switched in on (bit per CPU below 63; bit 63: any CPU from 63 up), kept
  * at sched_switch when track_mm_cpus is set. */
@@ -189,54 +221,203 @@ static __always_inline bool task_allowed(struct task_struct *t)
 #define FNV_PRIME 0x100000001b3ULL
 #define FNV_BASIS 0xcbf29ce484222325ULL
 
+/* Store a kernel stack captured in sc->k; its content hash, or 0 when the map is full. */
+static __always_inline __u64 store_kernel_stack(struct stack_scratch *sc, long len)
+{
+	__u32 n;
+	__u64 h = FNV_BASIS;
+
+	if (len <= 0)
+		return 0;
+	n = (__u32)len / sizeof(__u64);
+	sc->k.nr = n;
+	for (__u32 i = 0; i < KERNEL_STACK_DEPTH; i++) {
+		if (i >= n)
+			break;
+		h = (h ^ sc->k.ip[i]) * FNV_PRIME;
+	}
+	h |= 1; /* never 0 */
+	if (bpf_map_lookup_elem(&kernel_stacks, &h) ||
+	    !bpf_map_update_elem(&kernel_stacks, &h, &sc->k, BPF_NOEXIST))
+		return h;
+	return 0;
+}
+
+/* Store the user stack in sc->u (n frames); its content hash, or 0 when the map is full. */
+static __always_inline __u64 store_user_stack(struct stack_scratch *sc, __u32 n)
+{
+	__u64 h = FNV_BASIS;
+
+	if (n == 0)
+		return 0;
+	sc->u.nr = n;
+	for (__u32 i = 0; i < USER_STACK_DEPTH; i++) {
+		__u64 w;
+
+		if (i >= n)
+			break;
+		__builtin_memcpy(&w, sc->u.f[i].build_id, sizeof(w));
+		h = (h ^ sc->u.f[i].offset_or_ip) * FNV_PRIME;
+		h = (h ^ w ^ (__u64)sc->u.f[i].status) * FNV_PRIME;
+	}
+	h |= 1;
+	if (bpf_map_lookup_elem(&user_stacks, &h) ||
+	    !bpf_map_update_elem(&user_stacks, &h, &sc->u, BPF_NOEXIST))
+		return h;
+	return 0;
+}
+
+/* The kernel's user stack, as (build ID, offset) frames; its id, 0 when lost. */
+static __always_inline __u64 kernel_user_stack(void *ctx, struct stack_scratch *sc)
+{
+	long len = bpf_get_stack(ctx, sc->u.f, sizeof(sc->u.f),
+				 BPF_F_USER_STACK | BPF_F_USER_BUILD_ID);
+
+	return len > 0 ? store_user_stack(sc, (__u32)len / sizeof(struct user_frame)) : 0;
+}
+
+#if defined(__TARGET_ARCH_x86) || defined(__TARGET_ARCH_arm64)
+/*
+ * Why user stacks are not simply bpf_get_stack(BPF_F_USER_STACK | BPF_F_USER_BUILD_ID) on
+ * every event (measured on the benchmark VM, a minor fault costing 1-3 us):
+ *  - a build ID costs an mmap_read_trylock with interrupts off, an irq_work to unlock and an
+ *    ELF note lookup per frame: ~9 us an event;
+ *  - the kernel's walker follows the frame pointer of code built without one (libc's
+ *    start-up, for one) wherever it points, and a read of an unmapped address is a nested page
+ *    fault that the probe read fixes up: ~8 us an event.
+ * So the stack is walked here first, by frame pointers, only while each frame lies above the
+ * previous one and within USER_FP_WALK_SPAN of the stack pointer (a thread's stack), which
+ * never leaves the stack. The return addresses, hashed with the process and its address space,
+ * key a cache of user stack ids: the expensive capture runs once per distinct stack. On a miss
+ * the kernel's raw walk must begin with the same addresses; its build-ID frames are then cut
+ * to this walk's depth, so that what the cache holds is a function of its key (the frames the
+ * kernel's walker would add past this walk's end are the garbage being avoided). When the
+ * walks disagree (an unwinder unlike this one, pointer authentication codes), the kernel's
+ * stack is used as is and nothing is cached: slower, never wrong.
+ * Mapping changes within one address space (dlopen, munmap) after a stack was cached are not
+ * seen; an exec gets a new mm.
+ */
+#define USER_FP_WALK_SPAN (64ULL << 20)
+
+static __always_inline __u32 user_fp_walk(struct stack_scratch *sc, __u64 *hash)
+{
+	struct pt_regs *regs = current_user_regs();
+	struct {
+		__u64 next_fp;
+		__u64 ret;
+	} frame;
+	__u64 sp, fp, h;
+	__u32 n = 1;
+
+	if (!regs)
+		return 0;
+	sc->walk[0] = PT_REGS_IP_CORE(regs);
+	sp = PT_REGS_SP_CORE(regs);
+	fp = PT_REGS_FP_CORE(regs);
+	h = (FNV_BASIS ^ sc->walk[0]) * FNV_PRIME;
+	for (__u32 i = 1; i < USER_STACK_DEPTH; i++) {
+		if (fp < sp || fp - sp >= USER_FP_WALK_SPAN || (fp & 7))
+			break;
+		if (bpf_probe_read_user(&frame, sizeof(frame), (void *)fp))
+			break;
+		sc->walk[i] = frame.ret;
+		h = (h ^ frame.ret) * FNV_PRIME;
+		n = i + 1;
+		if (frame.next_fp <= fp)
+			break;
+		fp = frame.next_fp;
+	}
+	*hash = h;
+	return n;
+}
+
+static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch *sc, __u32 tgid)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	struct ustack_cache_key key = {.tgid = tgid};
+	__u64 *cached, id;
+	__u32 n, kn;
+	long len;
+
+	n = user_fp_walk(sc, &key.walk_hash);
+	if (n == 0)
+		return kernel_user_stack(ctx, sc);
+	key.depth = n;
+	key.mm = (__u64)BPF_CORE_READ(t, mm);
+	cached = bpf_map_lookup_elem(&ustack_cache, &key);
+	if (cached)
+		return *cached;
+	/* Once per distinct stack: compare with the kernel's walk, then the build IDs. */
+	len = bpf_get_stack(ctx, sc->kwalk, sizeof(sc->kwalk), BPF_F_USER_STACK);
+	kn = len > 0 ? (__u32)len / sizeof(__u64) : 0;
+	for (__u32 i = 0; i < USER_STACK_DEPTH; i++) {
+		if (i >= n)
+			break;
+		if (i >= kn || sc->kwalk[i] != sc->walk[i])
+			return kernel_user_stack(ctx, sc);
+	}
+	len = bpf_get_stack(ctx, sc->u.f, sizeof(sc->u.f), BPF_F_USER_STACK | BPF_F_USER_BUILD_ID);
+	if (len <= 0)
+		return 0;
+	if ((__u32)len / sizeof(struct user_frame) < n)
+		n = (__u32)len / sizeof(struct user_frame);
+	id = store_user_stack(sc, n);
+	if (id)
+		bpf_map_update_elem(&ustack_cache, &key, &id, BPF_ANY);
+	return id;
+}
+#else
+/* powerpc: no kernel BTF on Debian's ppc64le kernels, so no bpf_task_pt_regs(), and its
+ * ABI's back chain is walked differently: the kernel's capture every time. */
+static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch *sc, __u32 tgid)
+{
+	return kernel_user_stack(ctx, sc);
+}
+#endif
+
 /*
  * Capture the current kernel and user stacks into the stack maps; *kid and *uid get their
  * content hashes (0: not captured, counted as lost).
  */
 static __always_inline void capture_stacks(void *ctx, __u64 *kid, __u64 *uid)
 {
-	__u32 zero = 0, n;
+	__u32 zero = 0;
 	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
-	long len;
-	__u64 h;
 
 	*kid = *uid = 0;
 	if (!sc)
 		return;
-	len = bpf_get_stack(ctx, sc->k.ip, sizeof(sc->k.ip), 0);
-	if (len > 0) {
-		n = (__u32)len / sizeof(__u64);
-		sc->k.nr = n;
-		h = FNV_BASIS;
-		for (__u32 i = 0; i < KERNEL_STACK_DEPTH; i++) {
-			if (i >= n)
-				break;
-			h = (h ^ sc->k.ip[i]) * FNV_PRIME;
-		}
-		h |= 1; /* never 0 */
-		if (bpf_map_lookup_elem(&kernel_stacks, &h) ||
-		    !bpf_map_update_elem(&kernel_stacks, &h, &sc->k, BPF_NOEXIST))
-			*kid = h;
-	}
-	len = bpf_get_stack(ctx, sc->u.f, sizeof(sc->u.f), BPF_F_USER_STACK | BPF_F_USER_BUILD_ID);
-	if (len > 0) {
-		n = (__u32)len / sizeof(struct user_frame);
-		sc->u.nr = n;
-		h = FNV_BASIS;
-		for (__u32 i = 0; i < USER_STACK_DEPTH; i++) {
-			__u64 w;
+	*kid = store_kernel_stack(sc, bpf_get_stack(ctx, sc->k.ip, sizeof(sc->k.ip), 0));
+	*uid = capture_user_stack(ctx, sc, bpf_get_current_pid_tgid() >> 32);
+	if (!*kid || !*uid)
+		count_lost(CNT_LOST_STACK);
+}
 
-			if (i >= n)
-				break;
-			__builtin_memcpy(&w, sc->u.f[i].build_id, sizeof(w));
-			h = (h ^ sc->u.f[i].offset_or_ip) * FNV_PRIME;
-			h = (h ^ w ^ (__u64)sc->u.f[i].status) * FNV_PRIME;
-		}
-		h |= 1;
-		if (bpf_map_lookup_elem(&user_stacks, &h) ||
-		    !bpf_map_update_elem(&user_stacks, &h, &sc->u, BPF_NOEXIST))
-			*uid = h;
+/*
+ * The stacks of a fault. A user-mode fault's kernel stack is the exception entry up to the
+ * hook, the same for every fault of one kind (data or instruction) on one CPU: it is unwound
+ * once per CPU and kind, which saves a kernel unwind (~2 us on the benchmark VM) per fault.
+ */
+static __always_inline void capture_fault_stacks(void *ctx, bool user_mode, bool exec, __u64 *kid,
+						 __u64 *uid)
+{
+	__u32 zero = 0, kind = exec;
+	struct stack_scratch *sc;
+	__u64 *entry;
+
+	if (!user_mode) {
+		capture_stacks(ctx, kid, uid);
+		return;
 	}
+	*kid = *uid = 0;
+	sc = bpf_map_lookup_elem(&stack_scratch, &zero);
+	entry = bpf_map_lookup_elem(&user_fault_kstack, &kind);
+	if (!sc || !entry)
+		return;
+	if (!*entry)
+		*entry = store_kernel_stack(sc, bpf_get_stack(ctx, sc->k.ip, sizeof(sc->k.ip), 0));
+	*kid = *entry;
+	*uid = capture_user_stack(ctx, sc, bpf_get_current_pid_tgid() >> 32);
 	if (!*kid || !*uid)
 		count_lost(CNT_LOST_STACK);
 }

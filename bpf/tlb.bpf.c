@@ -80,7 +80,7 @@ static __always_inline void tlb_stack_count(void *ctx, __u32 tgid, __u32 reason)
 static __always_inline void attribute_invalidation(void *ctx, __u64 id, bool broadcast, __u32 slot)
 {
 	__u32 tid = (__u32)id;
-	struct open_fault *of = bpf_map_lookup_elem(&open_faults, &tid);
+	struct open_fault *of = open_fault_of(tid);
 
 	if (of)
 		of->tlb |= broadcast ? OF_TLB_BROADCAST : OF_TLB_LOCAL;
@@ -458,7 +458,7 @@ SEC("kprobe/store_updates_sp")
 int insn_read_kprobe(struct pt_regs *ctx)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct open_fault *of = bpf_map_lookup_elem(&open_faults, &tid);
+	struct open_fault *of = open_fault_of(tid);
 	struct mm_stats *s = stats_get();
 
 	if (!of || !s)

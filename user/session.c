@@ -336,6 +336,9 @@ static unsigned int wanted_events(const struct session *s)
 {
 	unsigned int w = s->cfg.events;
 
+	/* Exits also free the faults' per-thread entries (bpf/faults.bpf.h). */
+	if (!s->cfg.count_only && (s->cfg.events & (1u << EV_FAULT_DONE)))
+		w |= 1u << EV_TASK_EXIT;
 	if (s->opts->npids || s->child > 0) {
 		w |= 1u << EV_TASK_EXIT;
 		if (!s->opts->no_children)
@@ -872,7 +875,7 @@ uint64_t session_open_faults(struct session *s, struct mm_stats *st)
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &v))
+		if (bpf_map_lookup_elem(fd, &key, &v) || v.ts == 0) /* ts 0: closed */
 			continue;
 		n++;
 		if (st) {
