@@ -70,7 +70,7 @@ endif
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: all deps run test unit live static workloads bench-smoke bench static-checks fuzz fuzz-build \
-	clean format check-format print-format-files
+	clean format check-format print-format-files asan bench-tools
 
 all: $(OUT)/mmscope workloads
 
@@ -145,8 +145,15 @@ $(OUT)/unit/%: tests/unit/%.c tests/unit/test.h $(OUT)/asan/libmmscope.a
 
 unit: $(UNIT_TESTS)
 
+# mmscope itself under ASan/UBSan, for the live test that runs every subcommand with it
+# (tests/live/test_sanitizers.sh).
+$(OUT)/asan/mmscope: user/main.c $(OUT)/asan/libmmscope.a
+	$(call msg,LD-SAN,$@)
+	$(Q)$(CC) $(USER_CFLAGS:-O2=-O1) $(SAN) -o $@ $< $(OUT)/asan/libmmscope.a $(LIBS)
+asan: $(OUT)/asan/mmscope
+
 test: deps
-	$(Q)$(MAKE) --no-print-directory all unit fuzz-build
+	$(Q)$(MAKE) --no-print-directory all unit asan fuzz-build
 	$(Q)tests/run.sh
 
 run: deps
@@ -158,8 +165,19 @@ bench-smoke: all
 
 # The benchmark: what watching costs, against perf and bpftrace (not part of make test).
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory all bench-tools
 	$(Q)tools/bench/run.sh
+
+# The profile pass's measurement floor: empty programs on mmscope's hooks (tools/bench/floor.c).
+bench-tools: $(OUT)/bench/floor $(OUT)/bench/floor.bpf.o
+$(OUT)/bench/floor.bpf.o: tools/bench/floor.bpf.c vmlinux-headers/$(ARCH)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(OUT)/bench/floor: tools/bench/floor.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -o $@ $< $(LIBS)
 
 # cppcheck, clang-tidy (the checks in .clang-tidy) and valgrind on each subcommand.
 static-checks: all
@@ -179,6 +197,7 @@ fuzz: $(FUZZERS)
 	$(Q)FUZZ_SECONDS=$${FUZZ_SECONDS:-300} tests/fuzz/run.sh $(OUT)/fuzz
 
 FORMAT_FILES = $(USER_SRCS) $(USER_HDRS) bpf/*.c bpf/*.h tools/workloads/*.c tools/workloads/*.h \
+	tools/bench/*.c \
 	tests/unit/*.c tests/fuzz/*.c
 format:
 	clang-format -i $(FORMAT_FILES)

@@ -232,8 +232,8 @@ static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 kernel_ip)
 	if (collect_stacks) {
 		bpf_get_current_comm(of.comm, sizeof(of.comm));
 		/* Kernel-mode faults too: the user stack shows the system call's caller. */
-		capture_fault_stacks(ctx, cls & FC_USER, cls & FC_EXEC, &of.kernel_stack,
-				     &of.user_stack);
+		capture_stacks_of(ctx, cls & FC_USER, cls & FC_EXEC, &of.kernel_stack,
+				  &of.user_stack);
 	}
 
 	old = bpf_map_lookup_elem(&open_faults, &tid);

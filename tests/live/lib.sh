@@ -10,6 +10,48 @@ pass() { echo "PASS $*"; }
 fail() { echo "FAIL $*"; }
 skip() { echo "SKIP $*"; }
 
+# ok NAME DETAIL COMMAND... : PASS NAME if the command succeeds, else FAIL with DETAIL
+ok() {
+	local name=$1 detail=$2
+	shift 2
+	if "$@"; then pass "$name"; else fail "$name ($detail)"; fi
+}
+
+# one_line FILE : the first 300 bytes of FILE on one line (for FAIL details)
+one_line() { head -c 300 "$1" | tr '\n' '|'; }
+
+# attached PID : wait (up to 20 s) until mmscope process PID holds its BPF links (at least
+# two); 1 if it exits or does not attach in time. For runs started without -v.
+attached() {
+	for _ in $(seq 400); do
+		[ "$(find /proc/"$1"/fd -lname "anon_inode:bpf_link" 2>/dev/null | wc -l)" -ge 2 ] && return 0
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+# absdiff_le A B N : |A - B| <= N (integers)
+absdiff_le() { (($1 - $2 <= $3 && $2 - $1 <= $3)); }
+# pct_within A B P : |A - B| <= P% of B (integers)
+pct_within() { ((($1 - $2) * 100 <= $3 * $2 && ($2 - $1) * 100 <= $3 * $2)); }
+# between X LO HI : LO <= X <= HI
+between() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# wait_exit PID SECONDS : wait for PID (a child of this shell) up to SECONDS; sets rc to its
+# exit status; 1 on timeout (PID still running)
+wait_exit() {
+	for _ in $(seq $(($2 * 20))); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -0 "$1" 2>/dev/null && return 1
+	wait "$1"
+	rc=$?
+	return 0
+}
+
 # check NAME CONDITION-COMMAND... : PASS if the command succeeds, else FAIL with its output
 check() {
 	local name=$1

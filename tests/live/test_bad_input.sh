@@ -5,11 +5,6 @@
 # it hung). Help and version requests exit 0.
 . "$(dirname "$0")/lib.sh"
 
-ok() {
-	local name=$1 detail=$2
-	shift 2
-	if "$@"; then pass "$name"; else fail "$name ($detail)"; fi
-}
 
 # bad NAME MUST-MENTION ARGS... : runs mmscope ARGS..., checks the error contract
 bad() {

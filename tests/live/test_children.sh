@@ -18,13 +18,6 @@ cleanup() {
 trap cleanup EXIT
 
 # pct_within A B P : |A - B| <= P% of B (integers; bash arithmetic, python starts slowly here)
-pct_within() { (((${1} - ${2}) * 100 <= ${3} * ${2} && (${2} - ${1}) * 100 <= ${3} * ${2})); }
-ok() {
-	local name=$1 detail=$2
-	shift 2
-	if "$@"; then pass "$name"; else fail "$name ($detail)"; fi
-}
-absdiff_le() { (($1 - $2 <= $3 && $2 - $1 <= $3)); }
 
 # summary FILE : "tpid children user kernel write minor major incomplete lost rows" where rows
 # is "pid:write,pid:write,..." in by_process order

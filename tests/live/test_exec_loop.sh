@@ -18,12 +18,6 @@ cleanup() {
 trap cleanup EXIT
 
 # pct_within A B P : |A - B| <= P% of B (integers; bash arithmetic, python starts slowly here)
-pct_within() { (((${1} - ${2}) * 100 <= ${3} * ${2} && (${2} - ${1}) * 100 <= ${3} * ${2})); }
-ok() {
-	local name=$1 detail=$2
-	shift 2
-	if "$@"; then pass "$name"; else fail "$name ($detail)"; fi
-}
 
 # The kernel names a task after the basename of the path it exec'ed (bprm->filename), so an
 # execl("/proc/self/exe", ...) image is called "exe" whatever argv[0] says. Independent check:

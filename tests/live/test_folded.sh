@@ -11,13 +11,6 @@
 PT="$WORKLOADS/page_touch"
 W=2000 R=2000 X=200 K=100
 
-ok() {
-	local name=$1 detail=$2
-	shift 2
-	if "$@"; then pass "$name"; else fail "$name ($detail)"; fi
-}
-absdiff_le() { (($1 - $2 <= $3 && $2 - $1 <= $3)); }
-pct_within() { ((($1 - $2) * 100 <= $3 * $2 && ($2 - $1) * 100 <= $3 * $2)); }
 # sum_where AWK-CONDITION : sum of the counts of the folded lines matching it
 sum_where() { awk "$1 { s += \$NF } END { print s + 0 }" "$TMP/folded"; }
 
@@ -112,18 +105,10 @@ fi
 # tracepoints. perf's page-faults never counts them (do_user_addr_fault() leaves before its
 # perf_sw_event() when faults are disabled). Oracle: the workload's arithmetic and perf stat,
 # while a host-wide 'mmscope faults --folded' runs next to a 'mmscope faults --json' run.
-wait_attached() {
-	for _ in $(seq 400); do
-		[ "$(find /proc/"$1"/fd -lname "anon_inode:bpf_link" 2>/dev/null | wc -l)" -ge 2 ] && return 0
-		kill -0 "$1" 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
-}
 "$MMSCOPE" faults --folded -o "$TMP/host.folded" -d 60 2>/dev/null &
 HOSTPID=$!
 trap 'kill $HOSTPID 2>/dev/null; rm -rf "$TMP"' EXIT
-if wait_attached $HOSTPID; then
+if attached $HOSTPID; then
 	"$MMSCOPE" faults --json -o "$TMP/g.json" -- "$PT" -w $W >/dev/null 2>"$TMP/err3"
 	read -r gu gk ginc < <(json_get "$TMP/g.json" '" ".join(str(d["faults"][k]) for k in ("user", "kernel", "incomplete"))')
 	perf stat -x, -e page-faults -o "$TMP/perf.csv" -- "$PT" -w $W >/dev/null 2>&1

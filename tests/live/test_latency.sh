@@ -12,12 +12,6 @@
 
 PAGES=1024
 
-ok() {
-	local name=$1 detail=$2
-	shift 2
-	if "$@"; then pass "$name"; else fail "$name ($detail)"; fi
-}
-absdiff_le() { (($1 - $2 <= $3 && $2 - $1 <= $3)); }
 
 command -v python3 >/dev/null || { skip "latency (no python3 for the major-fault command)"; exit 0; }
 # The data file must be on a disk-backed file system: a tmpfs page is never read from disk.

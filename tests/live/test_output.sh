@@ -18,19 +18,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() {
-	local name=$1 detail=$2
-	shift 2
-	if "$@"; then pass "$name"; else fail "$name ($detail)"; fi
-}
-wait_attached() {
-	for _ in $(seq 400); do
-		[ "$(find /proc/"$1"/fd -lname "anon_inode:bpf_link" 2>/dev/null | wc -l)" -ge 2 ] && return 0
-		kill -0 "$1" 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
-}
 
 # ---- -o FILE: atomic replacement ----
 # FILE holds old content; while mmscope runs (the command pauses 2 s) FILE must still be the
@@ -40,7 +27,7 @@ mkdir "$TMP/o"
 echo OLD >"$TMP/o/f.json"
 "$MMSCOPE" faults --json -o "$TMP/o/f.json" -- "$PT" -w 1000 --pause-before-ms 2000 >/dev/null 2>"$TMP/err" &
 MMPID=$!
-if wait_attached $MMPID; then
+if attached $MMPID; then
 	sleep 0.5
 	ok "-o: during the run FILE still has its old content" "$(head -c 100 "$TMP/o/f.json")" \
 		[ "$(cat "$TMP/o/f.json")" = OLD ]
@@ -122,7 +109,7 @@ sh -c "read x <'$TMP/go'; '$PT' -w 3000 >/dev/null; : >'$TMP/finished'; read y <
 SHPID=$!
 "$MMSCOPE" faults --json -i 0.5 -d 3 -p $SHPID >"$TMP/j.json" 2>"$TMP/err" &
 MMPID=$!
-if wait_attached $MMPID; then
+if attached $MMPID; then
 	echo go >"$TMP/go"
 else
 	fail "-i -p: mmscope never attached ($(head -c 300 "$TMP/err" | tr '\n' ' '))"

@@ -27,15 +27,7 @@ PT="$WORKLOADS/page_touch"
 W=2000 R=2000 X=200 K=100
 
 # ok NAME DETAIL COMMAND... : PASS/FAIL with the values shown on failure
-ok() {
-	local name=$1 detail=$2
-	shift 2
-	if "$@"; then pass "$name"; else fail "$name ($detail)"; fi
-}
-# absdiff_le A B N : |A - B| <= N
-absdiff_le() { (($1 - $2 <= $3 && $2 - $1 <= $3)); }
 # pct_within A B P : |A - B| <= P% of B (integers; bash arithmetic, python starts slowly here)
-pct_within() { (((${1} - ${2}) * 100 <= ${3} * ${2} && (${2} - ${1}) * 100 <= ${3} * ${2})); }
 
 # fields FILE : "user kernel read write exec minor major incomplete lostsum" of a faults JSON
 fields() {

@@ -18,11 +18,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() {
-	local name=$1 detail=$2
-	shift 2
-	if "$@"; then pass "$name"; else fail "$name ($detail)"; fi
-}
 # fds_like PID PATTERN : how many of PID's fds point at PATTERN (bpf_link, perf_event)
 fds_like() { find "/proc/$1/fd" -lname "*$2*" 2>/dev/null | wc -l; }
 

@@ -8,11 +8,6 @@
 # kprobes has no kprobe PMU (/sys/bus/event_source/devices/kprobe) and no kprobe_events file.
 . "$(dirname "$0")/lib.sh"
 
-ok() {
-	local name=$1 detail=$2
-	shift 2
-	if "$@"; then pass "$name"; else fail "$name ($detail)"; fi
-}
 
 timeout 60 "$MMSCOPE" probes --json >"$TMP/p.json" 2>"$TMP/err"
 rc=$?

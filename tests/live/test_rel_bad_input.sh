@@ -10,11 +10,6 @@
 . "$(dirname "$0")/lib.sh" || exit 1
 : "${TMP:?lib.sh sets TMP}"
 
-ok() {
-	local name=$1 detail=$2
-	shift 2
-	if "$@"; then pass "$name"; else fail "$name ($detail)"; fi
-}
 
 # bad NAME MUST-MENTION ARGS... : runs mmscope ARGS..., checks the error contract
 bad() {

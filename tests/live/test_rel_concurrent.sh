@@ -22,21 +22,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() {
-	local name=$1 detail=$2
-	shift 2
-	if "$@"; then pass "$name"; else fail "$name ($detail)"; fi
-}
-one_line() { head -c 300 "$1" | tr '\n' '|'; }
-attached() {
-	for _ in $(seq 400); do
-		[ "$(find /proc/"$1"/fd -lname "anon_inode:bpf_link" 2>/dev/null | wc -l)" -ge 2 ] && return 0
-		kill -0 "$1" 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
-}
-between() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 # counts FILE : "write read rows" where rows is the by_process pids, comma-separated
 counts() {
 	python3 -c '

@@ -32,12 +32,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() {
-	local name=$1 detail=$2
-	shift 2
-	if "$@"; then pass "$name"; else fail "$name ($detail)"; fi
-}
-one_line() { head -c 300 "$1" | tr '\n' '|'; }
 for t in strace unshare setpriv chroot; do
 	command -v $t >/dev/null || {
 		skip "hostile: all ($t missing)"

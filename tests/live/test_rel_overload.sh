@@ -24,21 +24,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() {
-	local name=$1 detail=$2
-	shift 2
-	if "$@"; then pass "$name"; else fail "$name ($detail)"; fi
-}
-one_line() { head -c 300 "$1" | tr '\n' '|'; }
-pct_within() { (((${1} - ${2}) * 100 <= ${3} * ${2} && (${2} - ${1}) * 100 <= ${3} * ${2})); }
-attached() {
-	for _ in $(seq 400); do
-		[ "$(find /proc/"$1"/fd -lname "anon_inode:bpf_link" 2>/dev/null | wc -l)" -ge 2 ] && return 0
-		kill -0 "$1" 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
-}
 # lost_warned FILE WORDS : the number of a "mmscope: warning: lost N: ...WORDS..." line, or 0
 lost_warned() { sed -n "s/^mmscope: warning: lost \([0-9]*\): .*$2.*/\1/p" "$1" | head -1 | grep . || echo 0; }
 

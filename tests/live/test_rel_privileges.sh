@@ -17,12 +17,6 @@
 [ -x /usr/bin/python3 ] && PATH=/usr/bin:$PATH
 
 PT="$WORKLOADS/page_touch"
-ok() {
-	local name=$1 detail=$2
-	shift 2
-	if "$@"; then pass "$name"; else fail "$name ($detail)"; fi
-}
-one_line() { head -c 300 "$1" | tr '\n' '|'; }
 
 # ---- missing capabilities: one line naming the missing one ----
 # denied NAME MUST-MATCH SETPRIV-ARGS... : mmscope stat -d 1 under setpriv

@@ -23,21 +23,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() {
-	local name=$1 detail=$2
-	shift 2
-	if "$@"; then pass "$name"; else fail "$name ($detail)"; fi
-}
-one_line() { head -c 300 "$1" | tr '\n' '|'; }
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-attached() {
-	for _ in $(seq 400); do
-		[ "$(find /proc/"$1"/fd -lname "anon_inode:bpf_link" 2>/dev/null | wc -l)" -ge 2 ] && return 0
-		kill -0 "$1" 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
-}
 # rows FILE : "pid:comm:write" for each by_process row
 rows() {
 	python3 -c '
@@ -53,7 +38,6 @@ row_write() {
 	done
 	echo -1
 }
-between() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 
 # at_pid PID CMD... : runs CMD as a new process with pid PID (not a child of anything traced):
 # sets ns_last_pid to PID - 1 and forks; a child that got another pid (someone else forked

@@ -24,13 +24,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() {
-	local name=$1 detail=$2
-	shift 2
-	if "$@"; then pass "$name"; else fail "$name ($detail)"; fi
-}
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-one_line() { head -c 300 "$1" | tr '\n' '|'; }
 
 # owned PID : "prog:ID", "map:ID", "link:ID" for every BPF object PID holds an fd to
 owned() {
@@ -58,26 +51,6 @@ left_behind() {
 		sleep 0.1
 	done
 	echo "$left" | tr '\n' ' '
-}
-# attached PID : until PID holds >= 2 bpf_link fds (its hooks are attached); 20 s at most
-attached() {
-	for _ in $(seq 400); do
-		[ "$(find /proc/"$1"/fd -lname "anon_inode:bpf_link" 2>/dev/null | wc -l)" -ge 2 ] && return 0
-		kill -0 "$1" 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
-}
-# wait_exit PID SECONDS : waits for PID (a child of this shell); sets rc, returns 1 on timeout
-wait_exit() {
-	for _ in $(seq $(($2 * 20))); do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.05
-	done
-	kill -0 "$1" 2>/dev/null && return 1
-	wait "$1"
-	rc=$?
-	return 0
 }
 # the_objects NAME OWNED : the check that every object the run held is gone
 the_objects() {

@@ -16,35 +16,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() {
-	local name=$1 detail=$2
-	shift 2
-	if "$@"; then pass "$name"; else fail "$name ($detail)"; fi
-}
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
 prog_ids() { bpftool prog list 2>/dev/null | sed -n 's/^\([0-9]*\):.*/\1/p' | sort -n; }
 # owned_progs PID : ids of the BPF programs PID holds an fd to
 owned_progs() { cat /proc/"$1"/fdinfo/* 2>/dev/null | sed -n 's/^prog_id:[[:space:]]*//p' | sort -un; }
-# wait_attached PID : until PID holds bpf_link fds (its hooks are attached); 20 s at most
-wait_attached() {
-	for _ in $(seq 400); do
-		[ "$(find /proc/"$1"/fd -lname "anon_inode:bpf_link" 2>/dev/null | wc -l)" -ge 2 ] && return 0
-		kill -0 "$1" 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
-}
-# wait_exit PID SECONDS : waits for PID (a child of this shell); sets $rc, returns 1 on timeout
-wait_exit() {
-	for _ in $(seq $(($2 * 20))); do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.05
-	done
-	kill -0 "$1" 2>/dev/null && return 1
-	wait "$1"
-	rc=$?
-	return 0
-}
 
 # signal_run NAME SIGNAL MMSCOPE-ARGS... : a host-wide run with -o, ended by SIGNAL 2 s after
 # it attached
@@ -54,7 +28,7 @@ signal_run() {
 	before=$(prog_ids)
 	"$MMSCOPE" "$@" --json -o "$TMP/$name.json" -d 60 2>"$TMP/$name.err" &
 	MMPID=$!
-	if ! wait_attached $MMPID; then
+	if ! attached $MMPID; then
 		fail "$name: mmscope never attached ($(head -c 300 "$TMP/$name.err" | tr '\n' ' '))"
 		return
 	fi
@@ -98,7 +72,7 @@ signal_run "sigterm faults" TERM faults
 # ---- a traced command: SIGINT to mmscope ends the command too and prints the summary ----
 "$MMSCOPE" faults -- sleep 30 >"$TMP/sleep.out" 2>"$TMP/sleep.err" &
 MMPID=$!
-wait_attached $MMPID || true
+attached $MMPID || true
 child=
 for _ in $(seq 40); do
 	child=$(pgrep -P $MMPID -x sleep)
@@ -135,7 +109,7 @@ while [ $tries -lt 6 ] && [ $landed -eq 0 ]; do
 	mkdir "$TMP/out2"
 	"$MMSCOPE" faults --json -o "$TMP/out2/f.json" -d 60 2>"$TMP/twice.err" &
 	MMPID=$!
-	if ! wait_attached $MMPID; then
+	if ! attached $MMPID; then
 		fail "second SIGINT: mmscope never attached ($(head -c 300 "$TMP/twice.err" | tr '\n' ' '))"
 		break
 	fi

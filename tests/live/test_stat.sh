@@ -11,13 +11,6 @@
 PT="$WORKLOADS/page_touch"
 W=3000 R=1000 X=100 K=200
 
-ok() {
-	local name=$1 detail=$2
-	shift 2
-	if "$@"; then pass "$name"; else fail "$name ($detail)"; fi
-}
-absdiff_le() { (($1 - $2 <= $3 && $2 - $1 <= $3)); }
-pct_within() { ((($1 - $2) * 100 <= $3 * $2 && ($2 - $1) * 100 <= $3 * $2)); }
 
 # fields FILE : counts, then whether faults has no histogram keys, then the TLB fields:
 # "user kernel read write exec minor major incomplete lost nohist dtlb itlb dreason ireason"

@@ -51,10 +51,13 @@ TARGET_COUNT_NS = 100
 TARGET_STACK_NS = 1000
 # The measurement floor of each mmscope program: the empty bpftrace program on the same event
 # (run.sh's BT_FLOOR), by the prefix of mmscope's program name.
-FLOOR_OF = [("pf_user", "page_fault_user"), ("pf_kernel", "page_fault_kern"),  # 15 characters
-            ("pf_done_minor", "1"), ("tlb_flush", "tlb_flush"), ("switch", "sched_switch"),
-            ("fork", "sched_process_fork"), ("exec", "sched_process_exec"),
-            ("exit", "sched_process_exit")]
+# (tools/bench/floor.bpf.c: f_* are empty, of the same program type on the same hook).
+FLOOR_OF = [("pf_user", "f_pf_user"), ("pf_kernel", "f_pf_kernel"), ("pf_done_minor", "f_minor"),
+            ("tlb_flush", "f_tlb_flush"), ("switch_flush", "f_switch"), ("switch", "f_switch"),
+            ("fork", "f_fork"), ("exec", "f_exec"), ("exit", "f_exit")]
+FLOOR_NAMES = {"f_pf_user": "page_fault_user", "f_pf_kernel": "page_fault_kernel",
+               "f_minor": "minor-faults", "f_tlb_flush": "tlb_flush", "f_switch": "sched_switch",
+               "f_fork": "fork", "f_exec": "exec", "f_exit": "exit"}
 # Judged only where a program does a share of the work: at least this many runs, and this
 # share of the instance's runs. Rare programs (a fork hook under page_touch) run cold, their
 # time is mostly cache misses, and they add nothing measurable to the workload; shown, marked.
@@ -213,7 +216,7 @@ def load_floor(out):
     except (OSError, ValueError):
         return {}, None
     fl = {p["name"]: p["ns_per_run"] for p in d.get("progs", []) if p.get("run_cnt", 0) >= 100}
-    vals = sorted(fl.values())
+    vals = sorted(v for k, v in fl.items() if k.startswith("f_"))
     return fl, vals[len(vals) // 2] if vals else None
 
 
@@ -430,10 +433,17 @@ def main():
         floors, floor_med = load_floor(out)
         res["bpf_floor_ns"] = floors
         if floors:
-            P("net = judged - floor, where floor = ns/run of an empty program on the same event (the")
-            P("kernel's own timing of each run with bpf_stats_enabled): %s. Judged (on net) only where"
-              % ", ".join("%s %.0f" % (k if k != "1" else "minor-faults", v) for k, v in sorted(floors.items())))
-            P("a program has >= %d runs and >= %d%% of its instance's runs; the rest are shown as rare."
+            P("net = judged - floor, where floor = ns/run of an empty program of the same type on the same")
+            P("hook (tools/bench/floor.bpf.c; the kernel's own timing of each run): %s."
+              % ", ".join("%s %.0f" % (FLOOR_NAMES[k], v) for k, v in sorted(floors.items())
+                          if k in FLOOR_NAMES))
+            if "c_pf_user" in floors:
+                P("For scale, the smallest counting program (one per-CPU counter) on page_fault_user: %.0f ns"
+                  % floors["c_pf_user"])
+                P("(net %.0f: a cache miss, as the fault handler has just zeroed a page)."
+                  % (floors["c_pf_user"] - floors.get("f_pf_user", 0)))
+            P("Judged (on net) only where a program has >= %d runs and >= %d%% of its instance's runs;"
+              " the rest are shown as rare."
               % (HOT_MIN_RUNS, HOT_MIN_SHARE * 100))
         else:
             P("(no floor measured: judged on the raw worst, and only where a program is hot)")

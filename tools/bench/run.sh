@@ -120,6 +120,10 @@ mkdir -p "$BIN"
 cp "$MM_SRC" "$BIN/mmscope"
 for w in "${wls[@]}"; do cp "$BUILD/workloads/$w" "$BIN/$w"; done
 MM=$BIN/mmscope
+FLOOR=$BUILD/bench/floor FLOOR_OBJ=$BUILD/bench/floor.bpf.o
+if [ -x "$FLOOR" ]; then
+	cp "$FLOOR" "$FLOOR_OBJ" "$BIN/" && FLOOR=$BIN/floor FLOOR_OBJ=$BIN/floor.bpf.o
+fi
 
 stats_orig=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
 IDLE=
@@ -139,12 +143,6 @@ printf 'round\tworkload\tconfig\trc\tloop_ns\tcpu_ns\twall_ns\tevents\tlost\taux
 for w in "${wls[@]}"; do printf '%s\t%s\n' "$w" "${WL_ARGS[$w]}"; done >"$OUT/workloads.tsv"
 
 # ---- the peers' programs (bpftrace 0.17 syntax) ----
-# Empty programs on the events mmscope's programs hook (the profile pass's measurement floor);
-# bpftrace names each after its event ("1" for the software event: its sample period).
-BT_FLOOR='tracepoint:exceptions:page_fault_user {} tracepoint:exceptions:page_fault_kernel {}
-software:minor-faults:1 {} tracepoint:tlb:tlb_flush {} tracepoint:sched:sched_switch {}
-tracepoint:sched:sched_process_fork {} tracepoint:sched:sched_process_exec {}
-tracepoint:sched:sched_process_exit {}'
 BT_COUNT='tracepoint:exceptions:page_fault_user { @[args->error_code] = count(); }'
 # The same pairing as mmscope faults: fault entry, then the perf minor/major event that
 # mm_account_fault() fires on the same thread; an entry left open is replaced by the next.
@@ -332,21 +330,26 @@ if [ "$PROFILE" = 1 ]; then
 		done
 	done
 	# The measurement floor: with kernel.bpf_stats_enabled=1 the kernel times every run itself
-	# (two sched_clock() reads and a per-CPU statistics update around the program), which costs
-	# ~90 ns a run on the benchmark VM. Empty bpftrace programs on the events mmscope hooks, run
-	# over the first workload, measure it per event; the report takes it out of mmscope's
-	# programs' times ("net").
-	w=${wls[0]}
-	rm -f "$TMP/pidfile"
-	"$PY" "$here/bpfprof.py" --pidfile "$TMP/pidfile" --bpftool "$BPFTOOL" --out "$PT/floor.bpf.json" &
-	ppid=$!
-	sleep 0.3
-	"$BPFTRACE" -e "$BT_FLOOR" -c "$BIN/$w ${WL_ARGS[$w]}" >"$PT/floor.workload" 2>"$PT/floor.stderr" </dev/null &
-	bpid=$!
-	echo "$bpid" >"$TMP/pidfile.tmp" && mv "$TMP/pidfile.tmp" "$TMP/pidfile"
-	wait "$bpid"
-	wait "$ppid"
-	say "  floor (empty programs on the same events, $w): done"
+	# (two sched_clock() reads and a per-CPU statistics update around the program), ~50-130 ns
+	# a run on the benchmark VM. Empty programs of the same types on mmscope's hooks
+	# (tools/bench/floor.bpf.c), run over the first workload, measure it per hook; the report
+	# takes it out of mmscope's programs' times ("net").
+	if [ -x "$FLOOR" ] && [ -f "$FLOOR_OBJ" ]; then
+		w=${wls[0]}
+		rm -f "$TMP/pidfile"
+		"$PY" "$here/bpfprof.py" --pidfile "$TMP/pidfile" --bpftool "$BPFTOOL" --out "$PT/floor.bpf.json" &
+		ppid=$!
+		sleep 0.3
+		read -r -a cmd <<<"$BIN/$w ${WL_ARGS[$w]}"
+		"$FLOOR" "$FLOOR_OBJ" -- "${cmd[@]}" >"$PT/floor.workload" 2>"$PT/floor.stderr" </dev/null &
+		bpid=$!
+		echo "$bpid" >"$TMP/pidfile.tmp" && mv "$TMP/pidfile.tmp" "$TMP/pidfile"
+		wait "$bpid" || say "  floor: $(head -c 300 "$PT/floor.stderr")"
+		wait "$ppid"
+		say "  floor (empty programs on the same hooks, $w): done"
+	else
+		say "  floor: no $FLOOR (make bench-tools): per-program times judged without it"
+	fi
 	# the bpftrace peers' programs, on the first workload, for comparison
 	for c in "${cfgs[@]}"; do
 		case $c in bt_count | bt_pair | bt_stacks) ;; *) continue ;; esac

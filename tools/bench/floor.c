@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * floor OBJECT -- COMMAND [ARGS]: attach the empty programs of tools/bench/floor.bpf.c, run
+ * COMMAND, wait for it, detach. The benchmark's watcher reads the programs' run_time_ns and
+ * run_cnt from this process's descriptors while COMMAND runs. Exit status: COMMAND's, or 1
+ * when the programs could not be loaded or attached.
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#define MAX_LINKS 1024
+
+static struct bpf_link *links[MAX_LINKS];
+static int nlinks;
+
+static int attach_minor_faults(struct bpf_program *prog)
+{
+	long ncpus = sysconf(_SC_NPROCESSORS_CONF);
+
+	for (long cpu = 0; cpu < ncpus && nlinks < MAX_LINKS; cpu++) {
+		struct perf_event_attr attr = {
+			.type = PERF_TYPE_SOFTWARE,
+			.size = sizeof(attr),
+			.config = PERF_COUNT_SW_PAGE_FAULTS_MIN,
+			.sample_period = 1,
+		};
+		int fd = (int)syscall(SYS_perf_event_open, &attr, -1, (int)cpu, -1,
+				      PERF_FLAG_FD_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == ENODEV) /* an offline CPU */
+				continue;
+			return -errno;
+		}
+		links[nlinks] = bpf_program__attach_perf_event(prog, fd);
+		if (!links[nlinks]) {
+			close(fd);
+			return -errno;
+		}
+		nlinks++;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct bpf_object *obj;
+	struct bpf_program *prog;
+	int status = 1, err;
+	pid_t child;
+
+	if (argc < 4 || strcmp(argv[2], "--") != 0) {
+		fprintf(stderr, "usage: %s OBJECT -- COMMAND [ARGS]\n", argv[0]);
+		return 2;
+	}
+	obj = bpf_object__open_file(argv[1], NULL);
+	if (!obj) {
+		fprintf(stderr, "floor: %s: %s\n", argv[1], strerror(errno));
+		return 1;
+	}
+	/* A hook this kernel lacks (no exceptions tracepoints off x86) is left out. */
+	bpf_object__for_each_program(prog, obj)
+	{
+		const char *sec = bpf_program__section_name(prog);
+
+		if (strncmp(sec, "tp_btf/", 7) == 0 &&
+		    libbpf_find_vmlinux_btf_id(sec + 7, BPF_TRACE_RAW_TP) < 0)
+			bpf_program__set_autoload(prog, false);
+	}
+	err = bpf_object__load(obj);
+	if (err) {
+		fprintf(stderr, "floor: load: %s\n", strerror(-err));
+		goto out;
+	}
+	bpf_object__for_each_program(prog, obj)
+	{
+		if (!bpf_program__autoload(prog))
+			continue;
+		if (strcmp(bpf_program__name(prog), "f_minor") == 0) {
+			err = attach_minor_faults(prog);
+		} else if (nlinks < MAX_LINKS) {
+			links[nlinks] = bpf_program__attach(prog);
+			err = links[nlinks] ? 0 : -errno;
+			nlinks += links[nlinks] != NULL;
+		}
+		if (err) {
+			fprintf(stderr, "floor: attach %s: %s\n", bpf_program__name(prog),
+				strerror(-err));
+			goto out;
+		}
+	}
+	child = fork();
+	if (child == 0) {
+		execvp(argv[3], argv + 3);
+		fprintf(stderr, "floor: %s: %s\n", argv[3], strerror(errno));
+		_exit(127);
+	}
+	if (child < 0 || waitpid(child, &status, 0) < 0) {
+		status = 1;
+		goto out;
+	}
+	status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+out:
+	while (nlinks > 0)
+		bpf_link__destroy(links[--nlinks]);
+	bpf_object__close(obj);
+	return status;
+}
