@@ -170,7 +170,8 @@ static __always_inline void location_count(void *ctx, __u32 tgid, __u32 cls, __u
 	hash_add(&locations, &key, 1, CNT_LOST_LOCATION);
 }
 
-static __always_inline void folded_count(struct open_fault *of, __u32 kind)
+/* latency_ns: entry hook to completion; 0 for a fault that never completed. */
+static __always_inline void folded_count(struct open_fault *of, __u32 kind, __u64 latency_ns)
 {
 	struct folded_key key = {};
 
@@ -179,7 +180,7 @@ static __always_inline void folded_count(struct open_fault *of, __u32 kind)
 	key.kernel_stack = of->kernel_stack;
 	key.kind = kind;
 	__builtin_memcpy(key.comm, of->comm, sizeof(key.comm));
-	hash_add(&folded, &key, 1, CNT_LOST_FOLDED);
+	folded_add(&key, latency_ns);
 }
 
 /* The fault's class, and whether it issued local or broadcast invalidations. */
@@ -240,7 +241,7 @@ static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 kernel_ip)
 		s->c[CNT_FAULT_REPLACED]++;
 		fault_tlb_count(s, old->cls, old->tlb);
 		if (collect_stacks)
-			folded_count(old, old->cls);
+			folded_count(old, old->cls, 0);
 		*old = of;
 		return;
 	}
@@ -282,8 +283,10 @@ static __always_inline void fault_complete(bool major)
 	}
 	if (collect_procs)
 		proc_count(of->tgid, cls, true);
+	/* The time since the fault-entry hook, whichever hook completes it: with
+	 * handle_mm_fault() hooks that includes its retries (the histogram counts each call). */
 	if (collect_stacks)
-		folded_count(of, cls);
+		folded_count(of, cls, bpf_ktime_get_ns() - of->ts);
 	bpf_map_delete_elem(&open_faults, &tid);
 }
 

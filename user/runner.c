@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,10 +83,18 @@ int run_tracing(struct mm_opts *opts, const struct tracing_spec *sp)
 	/* Faults still open now never completed: incomplete, with their invalidations. */
 	st.c[CNT_FAULT_REPLACED] += session_open_faults(&s, &st);
 	if (opts->folded) {
-		uint64_t total;
+		struct stack_set set;
+		int err;
 
 		folded_session = &s;
-		write_folded(&s, s.out, kind_name_trampoline, &total);
+		err = read_stacks(&s, kind_name_trampoline, &set);
+		if (err)
+			err_msg("reading the stacks: %s", strerror(-err));
+		else
+			write_folded(s.out, &set, false);
+		free_stacks(&set);
+		if (err)
+			goto out;
 		report_lost_stderr(&st);
 		status = 0;
 		goto out;
