@@ -253,6 +253,15 @@ void flame_format_ns(uint64_t ns, char *buf, size_t len)
 		snprintf(buf, len, "%.2f s", (double)ns / 1e9);
 }
 
+static size_t utf8_chars(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
 /* Write s shown in at most max_chars characters (code points): cut, then "..". */
 static void put_fitted(FILE *f, const char *s, size_t max_chars)
 {
@@ -308,8 +317,8 @@ static void write_frame(struct flame *fl, const struct fnode *n, double x, doubl
 		"</title><rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
 		"rx=\"2\"/>",
 		x, y, w, FLAME_FRAME_H - 1, color);
-	/* Three characters at least ("a.."), or nothing. */
-	if (fit >= 3 && name) {
+	/* The whole name, or three characters of it and "..", or nothing. */
+	if (name && (fit >= 5 || (fit >= 1 && utf8_chars(name) <= fit))) {
 		fprintf(fl->f, "<text x=\"%.2f\" y=\"%.0f\">", x + 3, y + FLAME_FRAME_H - 4.0);
 		put_fitted(fl->f, name, fit);
 		fputs("</text>", fl->f);

@@ -12,7 +12,8 @@
  * - frame width proportional to its weight: events, or their latency (ns);
  * - frames narrower than FLAME_MIN_WIDTH pixels are not drawn, nor are their children, but
  *   their weight stays in their parent's width (the parent is wider than its drawn children);
- * - a frame's label is its name, cut to the frame's width and ended with "..".
+ * - a frame's label is its name, cut to the frame's width and ended with ".." (at least
+ *   three characters before the "..", else no label; the hover title has the whole name).
  *
  * Every name comes from the traced processes (comm, symbols). It is shown as in --folded
  * (control characters, invalid UTF-8, ';' and '\\' as \xNN), then escaped for XML, so any
