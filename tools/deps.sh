@@ -10,6 +10,7 @@ pkgs=(
 	libclang-rt-14-dev			# libFuzzer and sanitizer runtimes for clang
 	linux-perf bpftrace			# independent oracles in the live tests
 	python3 procps util-linux coreutils git ca-certificates
+	chromium				# renders --svg flame graphs in tests/live/test_svg.sh
 )
 missing=()
 for p in "${pkgs[@]}"; do
