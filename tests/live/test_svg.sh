@@ -186,6 +186,23 @@ ok "svg: --folded --weight latency: every line weighs > 0 ns, none incomplete" \
 rc=$?
 ok "svg: stat --svg is refused with one line, exit 2" "exit $rc, $(one_line "$TMP/e1")" \
 	[ $rc -eq 2 -a "$(wc -l <"$TMP/e1")" -eq 1 -a ! -e "$TMP/s.svg" ]
+# Parse-time refusals: one line, exit 2, no file.
+while IFS= read -r args; do
+	eval "set -- $args"
+	(cd "$TMP" && "$MMSCOPE" "$@" >"$TMP/r.out" 2>"$TMP/r.err")
+	rc=$?
+	ok "svg: refused: mmscope $args" "exit $rc, $(one_line "$TMP/r.err"), files: $(ls "$TMP" | grep -c '^r\.svg')" \
+		[ $rc -eq 2 -a "$(wc -l <"$TMP/r.err")" -eq 1 -a ! -s "$TMP/r.out" ] && grep -q '^mmscope: ' "$TMP/r.err" &&
+		[ -z "$(find "$TMP" -name 'r.svg*')" ]
+done <<'EOF2'
+switch --svg r.svg -d 1
+probes --svg r.svg
+tlb --svg r.svg --weight latency -d 1
+faults --weight latency -d 1
+faults --weight foo --svg r.svg -d 1
+faults --svg '' -d 1
+faults --svg r.svg -o r.svg -d 1
+EOF2
 "$MMSCOPE" faults --svg "$TMP/m.svg" --weight latency --method tracepoint -- "$PT" -w 10 \
 	>"$TMP/m.out" 2>"$TMP/e2"
 rc=$?
