@@ -58,8 +58,7 @@ static int cmp_frame(const struct stack_frame *a, const struct stack_frame *b)
 
 static int cmp_rec(const void *pa, const void *pb)
 {
-	const struct stack_record *a = *(const struct stack_record *const *)pa;
-	const struct stack_record *b = *(const struct stack_record *const *)pb;
+	const struct stack_record *a = pa, *b = pb;
 	int n = a->nframes < b->nframes ? a->nframes : b->nframes;
 
 	for (int i = 0; i < n; i++) {
@@ -72,31 +71,34 @@ static int cmp_rec(const void *pa, const void *pb)
 }
 
 /*
- * The tree of the stacks, from the stacks in sorted order: a new frame is either the last
- * child of its parent (same prefix as the previous stack) or a new last child.
+ * The tree of the stacks, from the stacks in sorted order (a shallow copy of the records is
+ * sorted; the nodes point to the caller's frames): a new frame is either the last child of its
+ * parent (same prefix as the previous stack) or a new last child.
  */
 static int build_tree(struct flame *fl, const struct stack_record *recs, int n)
 {
-	const struct stack_record **sorted;
+	struct stack_record *sorted;
 	size_t frames = 1;
 	struct fnode *root;
 
 	for (int i = 0; i < n; i++)
 		frames += (size_t)(recs[i].nframes < FLAME_MAX_DEPTH ? recs[i].nframes
 								     : FLAME_MAX_DEPTH);
-	sorted = calloc((size_t)n + 1, sizeof(*sorted));
+	sorted = malloc(((size_t)n + 1) * sizeof(*sorted));
 	fl->nodes = calloc(frames, sizeof(*fl->nodes));
 	if (!sorted || !fl->nodes) {
 		free(sorted);
+		free(fl->nodes);
+		fl->nodes = NULL;
 		return -ENOMEM;
 	}
-	for (int i = 0; i < n; i++)
-		sorted[i] = &recs[i];
+	if (n)
+		memcpy(sorted, recs, (size_t)n * sizeof(*sorted));
 	qsort(sorted, (size_t)n, sizeof(*sorted), cmp_rec);
 	root = &fl->nodes[0];
 	fl->nnodes = 1;
 	for (int i = 0; i < n; i++) {
-		const struct stack_record *r = sorted[i];
+		const struct stack_record *r = &sorted[i];
 		struct fnode *node = root;
 		int depth = r->nframes < FLAME_MAX_DEPTH ? r->nframes : FLAME_MAX_DEPTH;
 
@@ -125,17 +127,6 @@ static int build_tree(struct flame *fl, const struct stack_record *recs, int n)
 	free(sorted);
 	fl->total = weight(fl, root);
 	return 0;
-}
-
-/* Depth of the deepest frame at least FLAME_MIN_WIDTH wide. */
-static void measure(struct flame *fl, const struct fnode *n, int depth)
-{
-	if ((double)weight(fl, n) * fl->scale < FLAME_MIN_WIDTH || depth > FLAME_MAX_DEPTH)
-		return;
-	if (depth > fl->max_depth)
-		fl->max_depth = depth;
-	for (const struct fnode *c = n->child; c; c = c->next)
-		measure(fl, c, depth + 1);
 }
 
 /* ---- colours ---- */
@@ -327,17 +318,48 @@ static void write_frame(struct flame *fl, const struct fnode *n, double x, doubl
 	free(name);
 }
 
-static void draw(struct flame *fl, const struct fnode *n, double x, int depth)
+/*
+ * The frames at least FLAME_MIN_WIDTH wide, depth first, children left to right; an elided
+ * frame still takes its width, and nothing above it is visited. Without emit, only the depth
+ * of the deepest such frame is found (the picture's height). Iterative: stacks are deep.
+ */
+static void walk(struct flame *fl, bool emit)
 {
-	double w = (double)weight(fl, n) * fl->scale;
+	const struct fnode *up_n[FLAME_MAX_DEPTH + 2];
+	double up_x[FLAME_MAX_DEPTH + 2];
+	const struct fnode *n = &fl->nodes[0];
+	double x = XPAD;
+	int depth = 0;
 
-	if (w < FLAME_MIN_WIDTH || depth > FLAME_MAX_DEPTH)
-		return;
-	write_frame(fl, n, x, w, depth);
-	/* Children left to right; an elided child still takes its width. */
-	for (const struct fnode *c = n->child; c; c = c->next) {
-		draw(fl, c, x, depth + 1);
-		x += (double)weight(fl, c) * fl->scale;
+	for (;;) {
+		double w = (double)weight(fl, n) * fl->scale;
+
+		if (w >= FLAME_MIN_WIDTH) {
+			if (emit)
+				write_frame(fl, n, x, w, depth);
+			else if (depth > fl->max_depth)
+				fl->max_depth = depth;
+			if (n->child && depth <= FLAME_MAX_DEPTH) {
+				up_n[depth] = n;
+				up_x[depth] = x;
+				n = n->child; /* at its parent's x */
+				depth++;
+				continue;
+			}
+		}
+		/* The next sibling, or up until there is one. */
+		for (;;) {
+			if (depth == 0)
+				return;
+			if (n->next) {
+				x += (double)weight(fl, n) * fl->scale;
+				n = n->next;
+				break;
+			}
+			depth--;
+			n = up_n[depth];
+			x = up_x[depth];
+		}
 	}
 }
 
@@ -412,7 +434,7 @@ int flame_svg_write(FILE *f, const struct stack_record *recs, int n, const struc
 		return err;
 	fl.scale = fl.total ? (FLAME_WIDTH - 2 * XPAD) / (double)fl.total : 0;
 	if (fl.total)
-		measure(&fl, &fl.nodes[0], 0);
+		walk(&fl, false);
 	/* The kinds of frame in the picture, for the legend (drawn before the frames). */
 	for (size_t i = 1; i < fl.nnodes; i++) {
 		const struct fnode *c = &fl.nodes[i];
@@ -450,7 +472,7 @@ int flame_svg_write(FILE *f, const struct stack_record *recs, int n, const struc
 		header_line(f, o->subtitle[i], SUB_Y0 + i * SUB_STEP, FLAME_FONT_SIZE, false);
 	legend(&fl, top);
 	if (fl.total)
-		draw(&fl, &fl.nodes[0], XPAD, 0);
+		walk(&fl, true);
 	else
 		fprintf(f,
 			"<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">no stacks were "

@@ -401,6 +401,39 @@ static void deterministic(void)
 	free_records(rb, 3);
 }
 
+/* Deeper than FLAME_MAX_DEPTH: cut there, no crash, still a valid document. */
+static void deep_stack(void)
+{
+	struct stack_record r = {.count = 1};
+	struct frame_out f[4];
+	char *doc, name[16];
+	int n, depth = FLAME_MAX_DEPTH + 500;
+
+	r.frames = calloc((size_t)depth, sizeof(*r.frames));
+	for (int i = 0; i < depth; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		r.frames[i].name = strdup(name);
+		r.frames[i].type = FRAME_USER;
+	}
+	r.nframes = depth;
+	doc = render(&r, 1, &count_opts);
+	n = parse_frames(doc, f, 4);
+	EXPECT_EQ_U64(n, 4);
+	{
+		char last[32];
+
+		snprintf(last, sizeof(last), "<title>f%d\n", FLAME_MAX_DEPTH - 1);
+		EXPECT(strstr(doc, last) != NULL);
+		snprintf(last, sizeof(last), "<title>f%d\n", FLAME_MAX_DEPTH);
+		EXPECT(strstr(doc, last) == NULL);
+	}
+	EXPECT_VALID_XML(doc);
+	free(doc);
+	for (int i = 0; i < depth; i++)
+		free(r.frames[i].name);
+	free(r.frames);
+}
+
 static void empty(void)
 {
 	char *doc = render(NULL, 0, &count_opts);
@@ -444,4 +477,4 @@ static void xml_escaping(void)
 }
 
 TEST_MAIN(T(layout_arithmetic), T(merged_prefixes), T(elision), T(truncation), T(hostile_names),
-	  T(latency_weight), T(deterministic), T(empty), T(xml_escaping))
+	  T(latency_weight), T(deterministic), T(deep_stack), T(empty), T(xml_escaping))
