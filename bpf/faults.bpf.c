@@ -171,7 +171,8 @@ static __always_inline void location_count(void *ctx, __u32 tgid, __u32 cls, __u
 	hash_add(&locations, &key, 1, CNT_LOST_LOCATION);
 }
 
-static __always_inline void folded_count(struct open_fault *of, __u32 kind)
+/* latency_ns: entry hook to completion; 0 for a fault that never completed. */
+static __always_inline void folded_count(struct open_fault *of, __u32 kind, __u64 latency_ns)
 {
 	struct folded_key key = {};
 
@@ -180,7 +181,7 @@ static __always_inline void folded_count(struct open_fault *of, __u32 kind)
 	key.kernel_stack = of->kernel_stack;
 	key.kind = kind;
 	__builtin_memcpy(key.comm, of->comm, sizeof(key.comm));
-	hash_add(&folded, &key, 1, CNT_LOST_FOLDED);
+	folded_add(&key, latency_ns);
 }
 
 /* The fault's class, and whether it issued local or broadcast invalidations. */
@@ -243,7 +244,7 @@ static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 kernel_ip)
 			s->c[CNT_FAULT_REPLACED]++;
 			fault_tlb_count(s, old->cls, old->tlb);
 			if (collect_stacks)
-				folded_count(old, old->cls);
+				folded_count(old, old->cls, 0);
 		}
 		*old = of;
 		return;
@@ -258,6 +259,7 @@ static __always_inline void fault_complete(bool major)
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct open_fault *of;
 	struct mm_stats *s;
+	__u64 lat;
 	__u32 cls;
 
 	s = stats_get();
@@ -274,12 +276,14 @@ static __always_inline void fault_complete(bool major)
 		s->c[CNT_FAULT_COMPLETIONS_UNPAIRED]++;
 		return;
 	}
+	/* The time since the fault-entry hook: the histogram's when no handle_mm_fault() hooks
+	 * time the calls, and always the folded weight (with those hooks it includes the
+	 * retries, where the histogram counts each call). */
+	lat = bpf_ktime_get_ns() - of->ts;
 	cls = of->cls | FC_DONE | (major ? FC_MAJOR : 0);
 	s->c[major ? CNT_FAULT_MAJOR : CNT_FAULT_MINOR]++;
 	fault_tlb_count(s, cls, of->tlb);
 	if (!lat_from_calls) {
-		__u64 lat = bpf_ktime_get_ns() - of->ts;
-
 		hist_bump(s->lat[LAT_ALL], lat);
 		hist_bump(s->lat[major ? LAT_MAJOR : LAT_MINOR], lat);
 		s->c[CNT_FAULT_LAT_CALLS]++;
@@ -287,7 +291,7 @@ static __always_inline void fault_complete(bool major)
 	if (collect_procs)
 		proc_count(of->tgid, cls, true);
 	if (collect_stacks)
-		folded_count(of, cls);
+		folded_count(of, cls, lat);
 	of->ts = 0; /* closed */
 }
 

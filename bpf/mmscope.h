@@ -211,6 +211,16 @@ struct folded_key {
 };
 
 /*
+ * What a folded-stack record adds up: events, and for faults that completed the sum of their
+ * latencies (fault-entry hook to completion, ns; 0 for incomplete faults and TLB events), which
+ * `faults --weight latency` uses as the weight.
+ */
+struct folded_value {
+	__u64 count;
+	__u64 latency_ns;
+};
+
+/*
  * Stacks are kept in hash maps keyed by a 64-bit hash of their frames, not in
  * BPF_MAP_TYPE_STACK_TRACE: that map does not chain, so two stacks whose IPs land in one
  * bucket lose one of them (-EEXIST), several per run at a few hundred distinct stacks.

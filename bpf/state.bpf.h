@@ -117,7 +117,7 @@ STATE_DECL struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, struct folded_key);
-	__type(value, __u64);
+	__type(value, struct folded_value);
 } folded SEC(".maps");
 
 /*
@@ -442,6 +442,25 @@ static __always_inline void hash_add(void *map, const void *key, __u64 n, int lo
 		__sync_fetch_and_add(v, n);
 	else
 		count_lost(lost_counter);
+}
+
+/* One event on a folded stack, with its latency (0: none); hash_add() for the folded map. */
+static __always_inline void folded_add(const struct folded_key *key, __u64 latency_ns)
+{
+	struct folded_value *v = bpf_map_lookup_elem(&folded, key), init = {1, latency_ns};
+
+	if (!v) {
+		if (bpf_map_update_elem(&folded, key, &init, BPF_NOEXIST) == 0)
+			return;
+		v = bpf_map_lookup_elem(&folded, key); /* another CPU created it first */
+		if (!v) {
+			count_lost(CNT_LOST_FOLDED);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&v->count, 1);
+	if (latency_ns)
+		__sync_fetch_and_add(&v->latency_ns, latency_ns);
 }
 
 #endif

@@ -11,6 +11,7 @@ pkgs=(
 	linux-perf bpftrace			# independent oracles in the live tests
 	cppcheck clang-tidy clang-format valgrind	# static checks (tools/static-checks.sh)
 	python3 procps util-linux coreutils git ca-certificates
+	chromium				# renders --svg flame graphs in tests/live/test_svg.sh
 )
 missing=()
 for p in "${pkgs[@]}"; do

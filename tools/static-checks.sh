@@ -5,7 +5,8 @@
 #   clang-tidy (14)   on the same files, with the checks listed (and the exclusions explained)
 #                     in .clang-tidy; every warning is an error
 #   valgrind          memcheck on one run of each subcommand (stat, faults, faults --folded,
-#                     tlb, switch with `-- page_touch -w 100`, and probes): no memory error,
+#                     faults --folded --weight latency --svg, tlb --svg, switch with
+#                     `-- page_touch -w 100`, and probes): no memory error,
 #                     no definite leak, mmscope's own exit status 0 (root: the runs load BPF)
 # Prints "PASS name", "FAIL name" (with the findings, indented) or "SKIP name (why)", and
 # ends with "N passed, N failed, N skipped"; exits 1 if anything failed.
@@ -168,7 +169,8 @@ run_valgrind() {
 		printf '{\n   libbpf-get-next-key-%s\n   Memcheck:Param\n   bpf(attr->%s)\n   fun:syscall\n   fun:bpf_map_get_next_key\n}\n' \
 			"$f" "$f" >>"$supp"
 	done
-	for name in "stat" "faults" "faults --folded" "tlb" "switch" "probes"; do
+	for name in "stat" "faults" "faults --folded" "faults --folded --weight latency --svg $tmp/vg.svg" \
+		"tlb --svg $tmp/vg.svg" "switch" "probes"; do
 		# shellcheck disable=SC2206 # word splitting wanted
 		args=($name)
 		[ "$name" != probes ] && args+=(-- "$OUT/workloads/page_touch" -w 100)

@@ -129,9 +129,12 @@ static int run_faults(struct mm_opts *opts)
 				.required = 1u << EV_FAULT_ENTRY,
 				.procs = true,
 				.locations = !opts->folded,
-				.stacks = opts->folded,
+				.stacks = opts->folded || opts->svg,
+				.fault_latency = opts->weight_latency,
 			},
 		.print = print_faults,
+		.flame_what = "page faults",
+		.flame_unit = "faults",
 	};
 
 	return run_tracing(opts, &spec);
@@ -139,9 +142,10 @@ static int run_faults(struct mm_opts *opts)
 
 const struct command cmd_faults = {
 	.name = "faults",
-	.summary = "Page faults in detail: classes, processes, code locations, latency.\n"
-		   "user/kernel, read/write/exec, protection, minor/major, by process and code\n"
-		   "location, with log2 histograms of fault latency; --folded for flame graphs.",
+	.summary =
+		"Page faults in detail: classes, processes, code locations, latency.\n"
+		"user/kernel, read/write/exec, protection, minor/major, by process and code\n"
+		"location, with log2 histograms of fault latency; --folded/--svg for flame graphs.",
 	.help = "A fault is one entry into the architecture's fault handler; it completes when "
 		"the\n"
 		"kernel accounts it minor or major. Faults that never complete (retried, failed,\n"
@@ -153,7 +157,10 @@ const struct command cmd_faults = {
 		"  mmscope faults -p 1234                 # one process and its children\n"
 		"  mmscope faults -- make -j2             # a command, from its first instruction\n"
 		"  mmscope faults --json -o f.json -- ls  # JSON into a file\n"
+		"  mmscope faults --svg faults.svg -- ./app   # table, and a flame graph\n"
+		"  mmscope faults --svg lat.svg --weight latency -- ./app  # where fault time "
+		"goes\n"
 		"  mmscope faults --folded -- ./app | flamegraph.pl > faults.svg\n",
-	.flags = CMD_TRACES | CMD_STACKS,
+	.flags = CMD_TRACES | CMD_STACKS | CMD_LATENCY,
 	.run = run_faults,
 };

@@ -28,9 +28,11 @@ static int run_tlb(struct mm_opts *opts)
 					   1u << EV_ARM64_TLBI | 1u << EV_TLB_FN | 1u << EV_HCALL,
 				.track_mm_cpus = true,
 				.tlb_detail = true,
-				.tlb_stacks = opts->folded,
+				.tlb_stacks = opts->folded || opts->svg,
 			},
 		.print = print_tlb,
+		.flame_what = "TLB invalidations",
+		.flame_unit = "invalidations",
 	};
 
 	return run_tracing(opts, &spec);
@@ -53,7 +55,9 @@ const struct command cmd_tlb = {
 		"\nExamples:\n"
 		"  mmscope tlb -d 10                      # whole host\n"
 		"  mmscope tlb -- ./mprotect_toggle       # who sends the shootdowns\n"
-		"  mmscope tlb --folded -p 1234 > tlb.folded\n",
+		"  mmscope tlb --folded -p 1234 > tlb.folded\n"
+		"  mmscope tlb --svg tlb.svg -- ./mprotect_toggle  # flame graph of who "
+		"invalidates\n",
 	.flags = CMD_TRACES | CMD_STACKS,
 	.run = run_tlb,
 };

@@ -126,6 +126,84 @@ char *folded_escape(const char *s, size_t len)
 	return k.buf;
 }
 
+static void xml_escape_into(struct sink *k, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, run = 0, n;
+	char esc[4] = {'\\', 'x'};
+
+	while (i < len) {
+		unsigned char c = p[i];
+		const char *ent = NULL;
+
+		if (c >= 0x20 && c < 0x7f) {
+			switch (c) {
+			case '&':
+				ent = "&amp;";
+				break;
+			case '<':
+				ent = "&lt;";
+				break;
+			case '>':
+				ent = "&gt;";
+				break;
+			case '"':
+				ent = "&quot;";
+				break;
+			case '\'':
+				ent = "&#39;";
+				break;
+			default:
+				i++;
+				continue;
+			}
+			sink_put(k, s + run, i - run);
+			sink_put(k, ent, strlen(ent));
+			run = ++i;
+			continue;
+		}
+		/* Valid UTF-8 except U+FFFE and U+FFFF (EF BF BE, EF BF BF): not XML characters. */
+		if (c >= 0x80 && (n = utf8_seq_len(p + i, len - i)) &&
+		    !(n == 3 && c == 0xef && p[i + 1] == 0xbf && p[i + 2] >= 0xbe)) {
+			i += n;
+			continue;
+		}
+		sink_put(k, s + run, i - run);
+		esc[2] = hex_digits[c >> 4];
+		esc[3] = hex_digits[c & 0xf];
+		sink_put(k, esc, 4);
+		run = ++i;
+	}
+	sink_put(k, s + run, i - run);
+}
+
+void xml_write_text(FILE *f, const char *s, size_t len)
+{
+	struct sink k = {.f = f};
+
+	if (s)
+		xml_escape_into(&k, s, len);
+}
+
+char *xml_escape(const char *s, size_t len)
+{
+	struct sink k = {0};
+
+	if (!s) {
+		s = "";
+		len = 0;
+	}
+	/* Worst case is six output bytes per input byte (&quot;). */
+	if (len > (SIZE_MAX - 1) / 6)
+		return NULL;
+	k.buf = malloc(len * 6 + 1);
+	if (!k.buf)
+		return NULL;
+	xml_escape_into(&k, s, len);
+	k.buf[k.len] = '\0';
+	return k.buf;
+}
+
 /*
  * A comm or a path copied by BPF fills its fixed buffer and may lack the NUL: strnlen() never
  * examines more than max bytes (POSIX), unlike strlen().

@@ -16,6 +16,14 @@
 void folded_write_frame(FILE *f, const char *s, size_t len);
 /* The same into a malloc'ed NUL-terminated string. */
 char *folded_escape(const char *s, size_t len);
+/*
+ * XML character data and attribute values (SVG output): '&', '<', '>', '"' and '\'' become
+ * entities; control characters, bytes of invalid UTF-8 and the two characters XML 1.0 forbids
+ * among valid UTF-8 (U+FFFE, U+FFFF) become the four characters \xNN, as in folded frames. Any
+ * input gives text a conforming XML parser accepts.
+ */
+void xml_write_text(FILE *f, const char *s, size_t len);
+char *xml_escape(const char *s, size_t len);
 /* Length of the well-formed UTF-8 sequence at p (avail bytes there), 0 if none starts. */
 size_t utf8_seq_len(const unsigned char *p, size_t avail);
 /* Length of a comm or other fixed buffer up to its first NUL (at most max). */

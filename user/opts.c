@@ -19,6 +19,8 @@ enum {
 	OPT_METHOD,
 	OPT_NO_CHILDREN,
 	OPT_TOP,
+	OPT_SVG,
+	OPT_WEIGHT,
 };
 
 static const struct option long_opts[] = {
@@ -38,6 +40,8 @@ static const struct option long_opts[] = {
 	{"method", required_argument, NULL, OPT_METHOD},
 	{"no-children", no_argument, NULL, OPT_NO_CHILDREN},
 	{"top", required_argument, NULL, OPT_TOP},
+	{"svg", required_argument, NULL, OPT_SVG},
+	{"weight", required_argument, NULL, OPT_WEIGHT},
 	{NULL, 0, NULL, 0},
 };
 
@@ -76,8 +80,15 @@ void opts_usage(const struct command *cmd, FILE *f)
 			   "      --json              one JSON object at the end (one per interval "
 			   "with -i)\n");
 		if (cmd->flags & CMD_STACKS)
-			fprintf(f, "      --folded            folded stacks for flame graphs "
-				   "(comm;user...;kernel...;[kind] COUNT)\n");
+			fprintf(f,
+				"      --folded            folded stacks for flame graphs "
+				"(comm;user...;kernel...;[kind] COUNT)\n"
+				"      --svg FILE          also write a flame graph of the stacks "
+				"to FILE (SVG)\n");
+		if (cmd->flags & CMD_LATENCY)
+			fprintf(f, "      --weight WHAT       of --folded and --svg stacks: count "
+				   "(default) or\n"
+				   "                          latency (ns of completed faults)\n");
 		fprintf(f, "  -o, --output FILE       write the output to FILE (atomically) "
 			   "instead of stdout\n"
 			   "      --top N             rows in per-process and location tables "
@@ -159,7 +170,7 @@ static int parse_pid_list(struct mm_opts *opts, const char *arg)
 int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char **argv)
 {
 	const char *short_opts = cmd->flags & CMD_TRACES ? "+:p:t:c:C:d:i:To:vh" : "+:vh";
-	bool have_cmd_sep = false;
+	bool have_cmd_sep = false, have_weight = false;
 	const char *last_optarg = NULL; /* "--" as an option's value is not the separator */
 	int c, ncpus;
 	uint64_t v;
@@ -182,9 +193,14 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 		last_optarg = optarg;
 		if (!(cmd->flags & CMD_TRACES) && c != 'v' && c != 'h' && c != OPT_JSON &&
 		    c != OPT_BTF && c != '?' && c != ':') {
+			/* "--opt VALUE": name the option, not its value. */
+			const char *opt = optarg && optind >= 2 && argv[optind - 1] == optarg
+						  ? argv[optind - 2]
+						  : argv[optind - 1];
+
 			err_msg("%s: option '%s' is not used by this subcommand; see 'mmscope %s "
 				"--help'",
-				cmd->name, printable(argv[optind - 1]), cmd->name);
+				cmd->name, printable(opt), cmd->name);
 			return -1;
 		}
 		switch (c) {
@@ -272,6 +288,38 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 			}
 			opts->folded = true;
 			break;
+		case OPT_SVG:
+			if (!(cmd->flags & CMD_STACKS)) {
+				err_msg("--svg: '%s' collects no stacks (flame graphs come from "
+					"'mmscope faults --svg FILE' and 'mmscope tlb --svg FILE')",
+					cmd->name);
+				return -1;
+			}
+			if (!optarg[0]) {
+				err_msg("--svg: expected a file name");
+				return -1;
+			}
+			opts->svg = optarg;
+			break;
+		case OPT_WEIGHT:
+			if (strcmp(optarg, "count") == 0) {
+				opts->weight_latency = false;
+			} else if (strcmp(optarg, "latency") == 0) {
+				if (!(cmd->flags & CMD_LATENCY)) {
+					err_msg("--weight latency: '%s' events have no latency "
+						"(stacks weighted by latency come from 'mmscope "
+						"faults')",
+						cmd->name);
+					return -1;
+				}
+				opts->weight_latency = true;
+			} else {
+				err_msg("--weight %s: expected count or latency",
+					printable(optarg));
+				return -1;
+			}
+			have_weight = true;
+			break;
 		case OPT_BTF:
 			opts->btf = optarg;
 			break;
@@ -336,6 +384,14 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 	}
 	if (opts->folded && opts->interval) {
 		err_msg("--folded with -i: folded stacks are printed once, at the end");
+		return -1;
+	}
+	if (have_weight && !opts->folded && !opts->svg) {
+		err_msg("--weight: it weights the stacks of --folded or --svg; give one of them");
+		return -1;
+	}
+	if (opts->svg && opts->output && strcmp(opts->svg, opts->output) == 0) {
+		err_msg("--svg %s: -o names the same file", printable(opts->svg));
 		return -1;
 	}
 	if (opts->no_children && !opts->npids && !opts->argv) {

@@ -37,6 +37,8 @@ struct mm_opts {
 	bool timestamp;
 	bool json;
 	bool folded;
+	const char *svg;     /* --svg FILE: flame graph */
+	bool weight_latency; /* --weight latency: stacks weighted by latency, not count */
 	const char *output;
 	const char *btf;
 	int method; /* enum method_force */
@@ -47,8 +49,9 @@ struct mm_opts {
 
 /* What a subcommand accepts and needs. */
 enum command_flags {
-	CMD_TRACES = 1u << 0, /* takes the tracing options */
-	CMD_STACKS = 1u << 1, /* collects stacks: --folded allowed */
+	CMD_TRACES = 1u << 0,  /* takes the tracing options */
+	CMD_STACKS = 1u << 1,  /* collects stacks: --folded and --svg allowed */
+	CMD_LATENCY = 1u << 2, /* its stacked events have a latency: --weight latency */
 };
 
 struct command {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include "runner.h"
 #include "stacks.h"
@@ -61,6 +63,54 @@ void mm_kind_name(struct session *s, uint32_t kind, char *buf, size_t len)
 	snprintf(buf, len, "[%s%s %s]", kind & FC_USER ? "" : "kernel ", access, done);
 }
 
+/* The hooks of the run, "fault-entry tp_btf, fault-completion perf, ...". */
+static void hooks_line(const struct session *s, char *buf, size_t len)
+{
+	size_t used = (size_t)snprintf(buf, len, "hooks:");
+
+	for (int e = 0; e < EV_NR && used < len; e++) {
+		const struct event_selection *es = &s->sel.events[e];
+		const struct hook_candidate *c = session_hook(s, (enum mm_event_id)e);
+		char where[160];
+
+		if (!es->wanted || es->ev->infra || !c)
+			continue;
+		hook_cand_describe(c, where, sizeof(where));
+		used += (size_t)snprintf(buf + used, len - used, "%s %s %s %s", used > 6 ? "," : "",
+					 es->ev->name, hook_method_name(c->method), where);
+	}
+}
+
+/* The flame graph of the run's stacks, with what, where and how in its title lines. */
+static int write_svg(struct session *s, const struct tracing_spec *sp, const struct stack_set *set)
+{
+	char title[256], target[512], where[768], hooks[1024], totals[256], lat[32];
+	struct flame_opts fo = {
+		.title = title, .unit = sp->flame_unit, .latency = s->opts->weight_latency};
+	struct utsname u;
+	int err;
+
+	uname(&u);
+	report_target_line(s, target, sizeof(target));
+	snprintf(title, sizeof(title), "mmscope %s: %s by stack, width = %s", s->opts->cmd->name,
+		 sp->flame_what, s->opts->weight_latency ? "latency" : "count");
+	snprintf(where, sizeof(where), "%s; kernel %s %s", target, u.release, u.machine);
+	hooks_line(s, hooks, sizeof(hooks));
+	flame_format_ns(set->latency_ns, lat, sizeof(lat));
+	snprintf(totals, sizeof(totals), "%llu %s on %d stacks%s%s%s in %.2f s",
+		 (unsigned long long)set->count, sp->flame_unit, set->n,
+		 set->latency_ns ? ", " : "", set->latency_ns ? lat : "",
+		 set->latency_ns ? " latency (fault entry to completion)" : "",
+		 session_duration_s(s));
+	fo.subtitle[0] = where;
+	fo.subtitle[1] = hooks;
+	fo.subtitle[2] = totals;
+	err = flame_svg_write(s->svg, set->recs, set->n, &fo);
+	if (err)
+		err_msg("--svg %s: %s", s->opts->svg, strerror(-err));
+	return err;
+}
+
 int run_tracing(struct mm_opts *opts, const struct tracing_spec *sp)
 {
 	struct mm_stats st, *percpu = NULL;
@@ -81,14 +131,26 @@ int run_tracing(struct mm_opts *opts, const struct tracing_spec *sp)
 	}
 	/* Faults still open now never completed: incomplete, with their invalidations. */
 	st.c[CNT_FAULT_REPLACED] += session_open_faults(&s, &st);
-	if (opts->folded) {
-		uint64_t total;
+	if (opts->folded || opts->svg) {
+		struct stack_set set;
+		int err;
 
 		folded_session = &s;
-		write_folded(&s, s.out, kind_name_trampoline, &total);
-		report_lost_stderr(&st);
-		status = 0;
-		goto out;
+		err = read_stacks(&s, kind_name_trampoline, &set);
+		if (err)
+			err_msg("reading the stacks: %s", strerror(-err));
+		else if (opts->folded)
+			write_folded(s.out, &set, opts->weight_latency);
+		if (!err && opts->svg)
+			err = write_svg(&s, sp, &set);
+		free_stacks(&set);
+		if (err)
+			goto out;
+		if (opts->folded) {
+			report_lost_stderr(&st);
+			status = 0;
+			goto out;
+		}
 	}
 	if (sp->before_print)
 		sp->before_print(&s, true);

@@ -15,6 +15,8 @@ struct tracing_spec {
 	 * percpu holds the per-CPU values then, s->ncpus of them). */
 	void (*print)(struct report *r, const struct mm_stats *st, const struct mm_stats *percpu,
 		      bool final);
+	/* Flame graphs: what the stacks count ("page faults") and the unit ("faults"). */
+	const char *flame_what, *flame_unit;
 	/* Leaf frame of a folded stack, from the folded key's kind. */
 	void (*kind_name)(uint32_t kind, char *buf, size_t len);
 	/* Set-up after the hooks are attached, before the target runs (may be NULL). */

@@ -35,6 +35,7 @@ static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t signals_seen;
 /* The -o temporary file, removed by a second Ctrl-C: no half-written output is left. */
 static const char *volatile signal_tmp_path;
+static const char *volatile signal_svg_tmp_path; /* --svg's */
 
 static void on_stop_signal(int sig)
 {
@@ -43,6 +44,8 @@ static void on_stop_signal(int sig)
 		/* A second Ctrl-C: now. The kernel frees every BPF object we hold. */
 		if (signal_tmp_path)
 			unlink(signal_tmp_path);
+		if (signal_svg_tmp_path)
+			unlink(signal_svg_tmp_path);
 		_exit(130);
 	}
 	stop_requested = 1;
@@ -442,40 +445,79 @@ static void detach_all(struct session *s)
 	s->skel = NULL;
 }
 
-static int open_output(struct session *s)
+/*
+ * Open an output file given by option opt: a regular file (or a new one) atomically (a
+ * temporary file renamed over it at the end), an existing device or FIFO (/dev/stdout,
+ * /dev/full, a pipe) as it is: the atomic rename would replace it with a regular file.
+ */
+static int open_out_file(const char *opt, const char *path, struct atomic_file *af, FILE **out,
+			 bool *direct)
 {
-	if (!s->opts->output) {
-		s->out = stdout;
-		return 0;
-	}
 	struct stat st;
 	int err;
 
-	/* An existing device or FIFO (/dev/stdout, /dev/full, a pipe) is written as it is:
-	 * the atomic rename would replace it with a regular file. */
-	if (stat(s->opts->output, &st) == 0 && !S_ISREG(st.st_mode)) {
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		if (S_ISDIR(st.st_mode)) {
-			err_msg("-o %s: is a directory", s->opts->output);
+			err_msg("%s %s: is a directory", opt, path);
 			return -1;
 		}
-		s->out = fopen(s->opts->output, "w");
-		if (!s->out) {
-			err_msg("-o %s: %s", s->opts->output, strerror(errno));
+		*out = fopen(path, "w");
+		if (!*out) {
+			err_msg("%s %s: %s", opt, path, strerror(errno));
 			return -1;
 		}
-		s->out_direct = true;
+		*direct = true;
 		return 0;
 	}
-	err = atomic_file_open(&s->out_file, s->opts->output);
-
+	err = atomic_file_open(af, path);
 	if (err) {
-		err_msg("-o %s: cannot create the output file: %s", s->opts->output,
-			strerror(-err));
+		err_msg("%s %s: cannot create the output file: %s", opt, path, strerror(-err));
 		return -1;
 	}
-	s->out = s->out_file.f;
-	signal_tmp_path = s->out_file.tmp_path;
+	*out = af->f;
 	return 0;
+}
+
+static int open_output(struct session *s)
+{
+	s->out = stdout;
+	if (s->opts->output) {
+		if (open_out_file("-o", s->opts->output, &s->out_file, &s->out, &s->out_direct))
+			return -1;
+		if (!s->out_direct)
+			signal_tmp_path = s->out_file.tmp_path;
+	}
+	if (s->opts->svg) {
+		if (open_out_file("--svg", s->opts->svg, &s->svg_file, &s->svg, &s->svg_direct))
+			return -1;
+		if (!s->svg_direct)
+			signal_svg_tmp_path = s->svg_file.tmp_path;
+	}
+	return 0;
+}
+
+/* Finish an output file: commit it when status is 0, else remove its temporary file. */
+static int close_out_file(const char *opt, const char *path, struct atomic_file *af, FILE *f,
+			  bool direct, int status)
+{
+	if (direct) {
+		bool failed = fflush(f) != 0 || ferror(f);
+
+		if ((fclose(f) != 0 || failed) && status == 0) {
+			err_msg("%s %s: %s", opt, path, strerror(errno));
+			status = 1;
+		}
+	} else if (status == 0) {
+		int err = atomic_file_commit(af);
+
+		if (err) {
+			err_msg("%s %s: %s", opt, path, strerror(-err));
+			status = 1;
+		}
+	} else {
+		atomic_file_abort(af);
+	}
+	return status;
 }
 
 static int check_privileges(void)
@@ -642,6 +684,14 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 					opts->cmd->name, s->sel.events[e].ev->what);
 				return -1;
 			}
+		}
+		/* Before the command runs: a flame graph by latency needs a latency per fault. */
+		if (cfg->fault_latency && s->sel.events[EV_FAULT_DONE].chosen < 0) {
+			err_msg("--weight latency: no fault-completion hook%s, so faults have no "
+				"latency (see 'mmscope probes'; --weight count works)",
+				opts->method != FORCE_NONE ? " of the forced --method"
+							   : " on this kernel");
+			return -1;
 		}
 		verbose_msg("[%.0f ms] hooks selected", (double)(now_ns() - t_begin) / 1e6);
 		s->skel = mmscope__open_opts(&oo);
@@ -949,26 +999,19 @@ int session_close(struct session *s, int status)
 	ksyms_free(s->ksyms);
 	kcaps_free_live(&s->caps);
 
-	if (s->out && s->out_direct) {
-		bool failed = fflush(s->out) != 0 || ferror(s->out);
-
-		if ((fclose(s->out) != 0 || failed) && status == 0) {
-			err_msg("-o %s: %s", s->opts->output, strerror(errno));
-			status = 1;
-		}
-		s->out = NULL;
-	} else if (s->out && s->out != stdout) {
+	/* The flame graph first: a failure to write it fails the run, and then -o is not
+	 * committed either. */
+	if (s->svg) {
+		signal_svg_tmp_path = NULL;
+		status = close_out_file("--svg", s->opts->svg, &s->svg_file, s->svg, s->svg_direct,
+					status);
+		s->svg = NULL;
+	}
+	if (s->out && s->out != stdout) {
 		signal_tmp_path = NULL;
-		if (status == 0) {
-			int err = atomic_file_commit(&s->out_file);
-
-			if (err) {
-				err_msg("-o %s: %s", s->opts->output, strerror(-err));
-				status = 1;
-			}
-		} else {
-			atomic_file_abort(&s->out_file);
-		}
+		status = close_out_file("-o", s->opts->output, &s->out_file, s->out, s->out_direct,
+					status);
+		s->out = NULL;
 	} else if (s->out == stdout) {
 		if (fflush(stdout) && errno != EPIPE) {
 			err_msg("writing the output: %s", strerror(errno));

@@ -31,6 +31,7 @@ struct session_config {
 	bool switch_procs;  /* context switches by process */
 	bool track_mm_cpus; /* CPUs each mm ran on: avoidable broadcasts */
 	bool count_only;    /* no pairing: counters only (stat) */
+	bool fault_latency; /* a latency per fault is needed (--weight latency) */
 };
 
 struct hw_counter {
@@ -72,8 +73,11 @@ struct session {
 
 	struct atomic_file out_file;
 	FILE *out;
-	bool out_broken; /* EPIPE: the reader went away */
-	bool out_direct; /* -o names a device or FIFO: written in place */
+	bool out_broken;	     /* EPIPE: the reader went away */
+	bool out_direct;	     /* -o names a device or FIFO: written in place */
+	struct atomic_file svg_file; /* --svg, the same way */
+	FILE *svg;
+	bool svg_direct;
 
 	/* Maps snapshots to take again a little after an exec: the new image's libraries are
 	 * mapped by its loader after the exec event, and frames recorded as raw addresses (when

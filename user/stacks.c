@@ -182,11 +182,12 @@ void free_locations(struct location_row *rows, int n)
 	free(rows);
 }
 
-/* ---- folded stacks ---- */
+/* ---- folded stacks: one walk of the BPF maps gives the records of --folded and --svg ---- */
 
 struct sbuf {
 	char *p;
 	size_t len, cap;
+	bool failed;
 };
 
 static void sb_add(struct sbuf *b, const char *s, size_t n)
@@ -195,26 +196,16 @@ static void sb_add(struct sbuf *b, const char *s, size_t n)
 		size_t cap = (b->cap ? b->cap * 2 : 256) + n;
 		char *np = realloc(b->p, cap);
 
-		if (!np)
+		if (!np) {
+			b->failed = true;
 			return;
+		}
 		b->p = np;
 		b->cap = cap;
 	}
 	memcpy(b->p + b->len, s, n);
 	b->len += n;
 	b->p[b->len] = '\0';
-}
-
-static void sb_frame(struct sbuf *b, const char *name)
-{
-	char *e = folded_escape(name, strlen(name));
-
-	if (b->len)
-		sb_add(b, ";", 1);
-	if (e) {
-		sb_add(b, e, strlen(e));
-		free(e);
-	}
 }
 
 /* BPF, tracing and perf plumbing between the hooked event and the program: not the
@@ -230,110 +221,218 @@ static bool infra_frame(const char *name)
 	return false;
 }
 
-struct folded_line {
-	char *text;
-	uint64_t count;
+/* The frames of one record under construction, root first. */
+struct frame_list {
+	struct stack_frame f[1 + 1 + USER_STACK_DEPTH + 1 + KERNEL_STACK_DEPTH + 1];
+	int n;
+	bool failed;
 };
 
-static int cmp_line(const void *a, const void *b)
+static void fl_add(struct frame_list *l, const char *name, enum frame_type type)
 {
-	return strcmp(((const struct folded_line *)a)->text, ((const struct folded_line *)b)->text);
+	if (l->n >= (int)(sizeof(l->f) / sizeof(l->f[0])))
+		return;
+	l->f[l->n].name = strdup(name);
+	l->f[l->n].type = type;
+	if (!l->f[l->n].name)
+		l->failed = true;
+	else
+		l->n++;
 }
 
-int write_folded(struct session *s, FILE *out, kind_name_fn kind_name, uint64_t *total)
+static void free_frames(struct stack_frame *f, int n)
 {
-	int fd = bpf_map__fd(s->skel->maps.folded), kfd = bpf_map__fd(s->skel->maps.kernel_stacks);
-	int ufd = bpf_map__fd(s->skel->maps.user_stacks), n = 0, cap = 0, written = 0;
-	struct folded_key key, next, *prev = NULL;
-	struct folded_line *lines = NULL;
+	for (int i = 0; i < n; i++)
+		free(f[i].name);
+}
+
+static int cmp_record(const void *a, const void *b)
+{
+	return strcmp(((const struct stack_record *)a)->folded,
+		      ((const struct stack_record *)b)->folded);
+}
+
+/* The frames of one folded key: comm, user stack, kernel stack, event kind. */
+static void key_frames(struct session *s, const struct folded_key *key, kind_name_fn kind_name,
+		       struct frame_list *l)
+{
+	int kfd = bpf_map__fd(s->skel->maps.kernel_stacks);
+	int ufd = bpf_map__fd(s->skel->maps.user_stacks), nk = 0, nu = 0, first;
+	char kind[64], comm[MMSCOPE_COMM_LEN + 1];
+	const char *names[KERNEL_STACK_DEPTH];
 	static struct kernel_stack ks;
 	static struct user_stack us;
 
-	*total = 0;
+	l->n = 0;
+	l->failed = false;
+	memcpy(comm, key->comm, MMSCOPE_COMM_LEN);
+	comm[bounded_strlen(key->comm, MMSCOPE_COMM_LEN)] = '\0';
+	fl_add(l, comm[0] ? comm : "[unknown]", comm[0] ? FRAME_PROCESS : FRAME_OTHER);
+	us.nr = 0;
+	if (key->user_stack && bpf_map_lookup_elem(ufd, &key->user_stack, &us) == 0)
+		nu = us.nr < USER_STACK_DEPTH ? (int)us.nr : USER_STACK_DEPTH;
+	if (nu == USER_STACK_DEPTH)
+		fl_add(l, "[truncated]", FRAME_OTHER);
+	for (int i = nu - 1; i >= 0; i--) {
+		struct usym u;
+
+		/* Frames above the leaf are return addresses: the call is the byte before, which
+		 * may be the end of another function. */
+		resolve_user_retry(s, key->tgid, (uint32_t)us.f[i].status, us.f[i].build_id,
+				   us.f[i].offset_or_ip - (i > 0), &u);
+		if (u.name)
+			fl_add(l, u.name, FRAME_USER);
+		else
+			fl_add(l, "[unknown]", FRAME_OTHER);
+	}
+	ks.nr = 0;
+	if (key->kernel_stack && bpf_map_lookup_elem(kfd, &key->kernel_stack, &ks) == 0)
+		nk = ks.nr < KERNEL_STACK_DEPTH ? (int)ks.nr : KERNEL_STACK_DEPTH;
+	for (int i = 0; i < nk; i++) {
+		uint64_t off;
+
+		names[i] = session_ksyms(s)
+				   ? ksyms_resolve(session_ksyms(s), ks.ip[i] - (i > 0), &off)
+				   : NULL;
+	}
+	/* Skip the leaf-side plumbing: everything up to the last infra frame near the leaf. */
+	first = 0;
+	for (int i = 0; i < nk && i < 12; i++)
+		if (names[i] && infra_frame(names[i]))
+			first = i + 1;
+	if (nk == KERNEL_STACK_DEPTH)
+		fl_add(l, "[truncated]", FRAME_OTHER);
+	for (int i = nk - 1; i >= first; i--) {
+		if (names[i])
+			fl_add(l, names[i], FRAME_KERNEL);
+		else
+			fl_add(l, "[unknown]", FRAME_OTHER);
+	}
+	kind_name(key->kind, kind, sizeof(kind));
+	fl_add(l, kind, key->kind & KIND_TLB ? FRAME_TLB : FRAME_FAULT);
+}
+
+/* The --folded text of a stack: escaped frames joined by ';'. NULL without memory. */
+static char *folded_text(const struct stack_frame *f, int n)
+{
+	struct sbuf b = {0};
+
+	for (int i = 0; i < n; i++) {
+		char *e = folded_escape(f[i].name, strlen(f[i].name));
+
+		if (!e) {
+			b.failed = true;
+			break;
+		}
+		if (i)
+			sb_add(&b, ";", 1);
+		sb_add(&b, e, strlen(e));
+		free(e);
+	}
+	if (b.failed) {
+		free(b.p);
+		return NULL;
+	}
+	return b.p;
+}
+
+int read_stacks(struct session *s, kind_name_fn kind_name, struct stack_set *set)
+{
+	int fd = bpf_map__fd(s->skel->maps.folded), cap = 0, n = 0;
+	struct folded_key key, next, *prev = NULL;
+	static struct frame_list l;
+	struct stack_record *recs = NULL;
+	int err = 0;
+
+	memset(set, 0, sizeof(*set));
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		struct sbuf b = {0};
-		char kind[64], comm[MMSCOPE_COMM_LEN + 1];
-		const char *names[KERNEL_STACK_DEPTH];
-		uint64_t count;
-		int nk = 0, nu = 0, first;
+		struct folded_value v;
+		struct stack_record *r;
 
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &count))
+		if (bpf_map_lookup_elem(fd, &key, &v))
 			continue;
-		memcpy(comm, key.comm, MMSCOPE_COMM_LEN);
-		comm[bounded_strlen(key.comm, MMSCOPE_COMM_LEN)] = '\0';
-		sb_frame(&b, comm[0] ? comm : "[unknown]");
-		us.nr = 0;
-		if (key.user_stack && bpf_map_lookup_elem(ufd, &key.user_stack, &us) == 0)
-			nu = us.nr < USER_STACK_DEPTH ? (int)us.nr : USER_STACK_DEPTH;
-		if (nu == USER_STACK_DEPTH)
-			sb_frame(&b, "[truncated]");
-		for (int i = nu - 1; i >= 0; i--) {
-			struct usym u;
-
-			/* Frames above the leaf are return addresses: the call is the byte
-			 * before, which may be the end of another function. */
-			resolve_user_retry(s, key.tgid, (uint32_t)us.f[i].status, us.f[i].build_id,
-					   us.f[i].offset_or_ip - (i > 0), &u);
-			sb_frame(&b, u.name ? u.name : "[unknown]");
-		}
-		ks.nr = 0;
-		if (key.kernel_stack && bpf_map_lookup_elem(kfd, &key.kernel_stack, &ks) == 0)
-			nk = ks.nr < KERNEL_STACK_DEPTH ? (int)ks.nr : KERNEL_STACK_DEPTH;
-		for (int i = 0; i < nk; i++) {
-			uint64_t off;
-			const char *name =
-				session_ksyms(s)
-					? ksyms_resolve(session_ksyms(s), ks.ip[i] - (i > 0), &off)
-					: NULL;
-
-			names[i] = name ? name : "[unknown]";
-		}
-		/* Skip the leaf-side plumbing: everything up to the last infra frame near the
-		 * leaf. */
-		first = 0;
-		for (int i = 0; i < nk && i < 12; i++)
-			if (infra_frame(names[i]))
-				first = i + 1;
-		if (nk == KERNEL_STACK_DEPTH)
-			sb_frame(&b, "[truncated]");
-		for (int i = nk - 1; i >= first; i--)
-			sb_frame(&b, names[i]);
-		kind_name(key.kind, kind, sizeof(kind));
-		sb_frame(&b, kind);
-		if (!b.p)
-			continue;
+		key_frames(s, &key, kind_name, &l);
 		if (n == cap) {
 			int ncap = cap ? cap * 2 : 256;
-			struct folded_line *nl = realloc(lines, (size_t)ncap * sizeof(*nl));
+			struct stack_record *nr = realloc(recs, (size_t)ncap * sizeof(*nr));
 
-			if (!nl) {
-				free(b.p);
-				break;
+			if (!nr) {
+				l.failed = true;
+			} else {
+				recs = nr;
+				cap = ncap;
 			}
-			lines = nl;
-			cap = ncap;
 		}
-		lines[n].text = b.p;
-		lines[n].count = count;
+		r = l.failed ? NULL : &recs[n];
+		if (r) {
+			r->frames = malloc((size_t)l.n * sizeof(*r->frames));
+			r->folded = folded_text(l.f, l.n);
+		}
+		if (!r || !r->frames || !r->folded) {
+			if (r) {
+				free(r->frames);
+				free(r->folded);
+			}
+			free_frames(l.f, l.n);
+			err = -ENOMEM;
+			break;
+		}
+		memcpy(r->frames, l.f, (size_t)l.n * sizeof(*r->frames));
+		r->nframes = l.n;
+		r->count = v.count;
+		r->latency_ns = v.latency_ns;
+		set->count += v.count;
+		set->latency_ns += v.latency_ns;
 		n++;
-		*total += count;
 	}
-	if (lines)
-		qsort(lines, (size_t)n, sizeof(*lines), cmp_line);
+	if (recs)
+		qsort(recs, (size_t)n, sizeof(*recs), cmp_record);
+	/* Stacks that symbolize alike are one record. */
+	set->recs = recs;
+	set->n = 0;
 	for (int i = 0; i < n; i++) {
-		uint64_t c = lines[i].count;
+		struct stack_record *out = &recs[set->n++];
 
-		/* Stacks that symbolize alike are one line. */
-		while (i + 1 < n && strcmp(lines[i].text, lines[i + 1].text) == 0) {
-			free(lines[i].text);
-			c += lines[++i].count;
+		if (out != &recs[i])
+			*out = recs[i];
+		while (i + 1 < n && strcmp(out->folded, recs[i + 1].folded) == 0) {
+			i++;
+			out->count += recs[i].count;
+			out->latency_ns += recs[i].latency_ns;
+			free_frames(recs[i].frames, recs[i].nframes);
+			free(recs[i].frames);
+			free(recs[i].folded);
 		}
-		fprintf(out, "%s %llu\n", lines[i].text, (unsigned long long)c);
-		free(lines[i].text);
+	}
+	return err;
+}
+
+void free_stacks(struct stack_set *set)
+{
+	for (int i = 0; i < set->n; i++) {
+		free_frames(set->recs[i].frames, set->recs[i].nframes);
+		free(set->recs[i].frames);
+		free(set->recs[i].folded);
+	}
+	free(set->recs);
+	memset(set, 0, sizeof(*set));
+}
+
+int write_folded(FILE *out, const struct stack_set *set, bool latency)
+{
+	int written = 0;
+
+	for (int i = 0; i < set->n; i++) {
+		const struct stack_record *r = &set->recs[i];
+		uint64_t w = latency ? r->latency_ns : r->count;
+
+		/* Weighted by latency, faults that never completed have none: no line. */
+		if (!w)
+			continue;
+		fprintf(out, "%s %llu\n", r->folded, (unsigned long long)w);
 		written++;
 	}
-	free(lines);
 	return written;
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "report.h"
+#include "svg.h"
 
 struct proc_row {
 	uint32_t tgid;
@@ -27,8 +28,22 @@ struct location_row {
 struct location_row *read_locations(struct session *s, int *n);
 void free_locations(struct location_row *rows, int n);
 
-/* Write folded stacks; kind_name names the leaf frame from the key's kind. Returns lines. */
+/*
+ * The stacks the BPF side counted, symbolized: one record per distinct stack (stacks that
+ * symbolize alike are merged), sorted by their --folded text. Both --folded and --svg are
+ * written from these records. kind_name names the leaf frame from the key's kind.
+ */
+struct stack_set {
+	struct stack_record *recs;
+	int n;
+	uint64_t count, latency_ns; /* totals */
+};
 typedef void (*kind_name_fn)(uint32_t kind, char *buf, size_t len);
-int write_folded(struct session *s, FILE *out, kind_name_fn kind_name, uint64_t *total);
+/* 0, or -ENOMEM (set then holds what was read before). */
+int read_stacks(struct session *s, kind_name_fn kind_name, struct stack_set *set);
+void free_stacks(struct stack_set *set);
+/* Folded lines "frame;frame;... WEIGHT": weight = count, or latency in ns (lines of weight 0
+ * left out). Returns the number of lines. */
+int write_folded(FILE *out, const struct stack_set *set, bool latency);
 
 #endif

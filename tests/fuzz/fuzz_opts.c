@@ -150,6 +150,7 @@ static const struct ref_opt ref_long[] = {
 	{"duration", true}, {"interval", true}, {"timestamp", false},	{"output", true},
 	{"verbose", false}, {"help", false},	{"json", false},	{"folded", false},
 	{"btf", true},	    {"method", true},	{"no-children", false}, {"top", true},
+	{"svg", true},	    {"weight", true},
 };
 
 static bool ref_stop(bool traces, int argc, char **argv, int *stop, bool *sep)
@@ -262,6 +263,13 @@ static void check_result(const struct command *cmd, struct mm_opts *o, int ret, 
 	CHECK(!(o->folded && o->interval > 0));
 	if (o->folded)
 		CHECK(cmd->flags & CMD_STACKS);
+	if (o->svg) {
+		CHECK(cmd->flags & CMD_STACKS);
+		CHECK(points_into(o->svg, argv, argc) && o->svg[0]);
+		CHECK(!o->output || strcmp(o->svg, o->output) != 0);
+	}
+	if (o->weight_latency)
+		CHECK((cmd->flags & CMD_LATENCY) && (o->folded || o->svg));
 	if (o->no_children)
 		CHECK(o->npids > 0 || o->argv);
 	if (o->cpu_filter) {
@@ -304,6 +312,7 @@ static void check_result(const struct command *cmd, struct mm_opts *o, int ret, 
 		CHECK(!o->npids && !o->tid && !o->cgroup && !o->cpu_filter);
 		CHECK(o->duration == 0 && o->interval == 0 && !o->timestamp);
 		CHECK(!o->output && !o->folded && !o->no_children && !o->argv);
+		CHECK(!o->svg && !o->weight_latency);
 		CHECK(o->top == 10 && o->method == FORCE_NONE);
 	}
 }

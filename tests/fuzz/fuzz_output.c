@@ -9,10 +9,13 @@
  * parsed by a small strict parser written here, independently of json.c (RFC 8259 grammar,
  * UTF-8 checked by assembling code points, not by json.c's table), and every decoded string
  * and number must be exactly what was written. Folded output must be free of separators,
- * control characters and invalid UTF-8, and unescape back to the input.
+ * control characters and invalid UTF-8, and unescape back to the input. The input also becomes
+ * stacks (names, frame kinds, weights) and a title for the flame graph SVG writer, whose document
+ * must be valid UTF-8 without XML-forbidden characters, made only of the writer's own elements,
+ * properly nested, with every '&' an entity and no markup from the names.
  *
  * Build: clang -g -O1 -fsanitize=fuzzer,address,undefined -Iuser tests/fuzz/fuzz_output.c \
- *        user/json.c user/escape.c user/hist.c -o fuzz_output
+ *        user/json.c user/escape.c user/hist.c user/svg.c -o fuzz_output
  */
 #include <inttypes.h>
 #include <math.h>
@@ -24,6 +27,7 @@
 #include "escape.h"
 #include "hist.h"
 #include "json.h"
+#include "svg.h"
 
 /* abort() so that libFuzzer saves the input as a crash. */
 #define CHECK(cond)                                                                                \
@@ -797,6 +801,154 @@ static void fuzz_hist(const char *data, size_t size)
 	free(text);
 }
 
+/* ---- flame graph SVG ------------------------------------------------------------------------ */
+
+static bool starts(const char *p, const char *end, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	return (size_t)(end - p) >= n && !memcmp(p, lit, n);
+}
+
+/*
+ * The document's markup, read by a tokenizer written here: only the writer's elements, nested
+ * properly, attribute values quoted and free of '<', text free of '<' and '>', every '&' one of
+ * the five entities, each frame group <g> holding one <title> and one <rect>. A name that got
+ * through unescaped would show as an unknown element, a stray '>' or a broken nesting.
+ */
+static void check_svg_markup(const char *doc, size_t len, size_t max_groups)
+{
+	static const char *const elems[] = {"svg", "title", "desc", "style", "rect", "text", "g"};
+	static const char *const ents[] = {"&amp;", "&lt;", "&gt;", "&quot;", "&#39;"};
+	const char *p = doc, *end = doc + len;
+	int stack[16], depth = 0, titles = 0, rects = 0;
+	size_t groups = 0;
+
+	CHECK(starts(p, end, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"));
+	p = strchr(p, '\n') + 1;
+	while (p < end) {
+		if (*p == '&') {
+			bool known = false;
+
+			for (size_t i = 0; i < sizeof(ents) / sizeof(ents[0]); i++)
+				known |= starts(p, end, ents[i]);
+			CHECK(known);
+			p++;
+			continue;
+		}
+		CHECK(*p != '>');
+		if (*p != '<') {
+			p++;
+			continue;
+		}
+		bool closing = p + 1 < end && p[1] == '/';
+		const char *name = p + 1 + closing;
+		size_t nlen = strspn(name, "abcdefghijklmnopqrstuvwxyz");
+		int e = -1;
+
+		for (int i = 0; i < (int)(sizeof(elems) / sizeof(elems[0])); i++)
+			if (strlen(elems[i]) == nlen && !memcmp(name, elems[i], nlen))
+				e = i;
+		CHECK(e >= 0);
+		p = name + nlen;
+		/* Attributes: name="value" with no '<' in the value. */
+		while (p < end && *p != '>' && *p != '/') {
+			CHECK(*p == ' ');
+			p++;
+			p += strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-");
+			CHECK(starts(p, end, "=\""));
+			p += 2;
+			while (p < end && *p != '"') {
+				CHECK(*p != '<' && *p != '>');
+				p++;
+			}
+			CHECK(p < end);
+			p++;
+		}
+		CHECK(p < end);
+		if (closing) {
+			CHECK(*p == '>' && depth > 0 && stack[depth - 1] == e);
+			depth--;
+			if (e == 6) {
+				CHECK(titles == 1 && rects == 1);
+				titles = rects = 0;
+			}
+		} else if (*p == '/') {
+			CHECK(p + 1 < end && p[1] == '>');
+			p++;
+			rects += e == 4 && depth > 0 && stack[depth - 1] == 6;
+		} else {
+			CHECK(depth < 16);
+			stack[depth++] = e;
+			if (e == 6) {
+				groups++;
+				titles = rects = 0;
+			}
+			titles += e == 1 && depth > 1 && stack[depth - 2] == 6;
+		}
+		p++;
+	}
+	CHECK(depth == 0);
+	CHECK(groups <= max_groups);
+}
+
+/*
+ * The input as stacks: NUL-separated chunks, each a frame whose first byte gives its kind (low
+ * bits), whether it starts a new stack (0x80) and that stack's weight; the rest is the name.
+ */
+static void fuzz_svg(const char *data, size_t size)
+{
+	struct stack_frame frames[256];
+	struct stack_record recs[64];
+	struct flame_opts o = {.unit = "faults"};
+	char *names = malloc(size + 1), *doc = NULL;
+	size_t doclen = 0, nframes = 0, i;
+	int nrecs = 0;
+	FILE *f;
+
+	CHECK(names);
+	if (size)
+		memcpy(names, data, size);
+	names[size] = '\0';
+	o.title = names; /* up to the first NUL */
+	o.subtitle[0] = names + bounded_strlen(names, size) / 2;
+	o.latency = size && (data[size - 1] & 1);
+	for (i = 0; i < size && nframes < 256;) {
+		unsigned char b = (unsigned char)names[i];
+		size_t n = strlen(names + i);
+
+		if (!nrecs || ((b & 0x80) && nrecs < 64)) {
+			recs[nrecs] = (struct stack_record){.frames = &frames[nframes],
+							    .count = 1u + (b >> 3 & 0xf),
+							    .latency_ns = (uint64_t)(b >> 2 & 0x7) *
+									  1000};
+			nrecs++;
+		}
+		frames[nframes].type = (enum frame_type)(b % FRAME_TYPES);
+		frames[nframes].name = names + i + (n > 0);
+		recs[nrecs - 1].nframes++;
+		nframes++;
+		i += n + 1;
+	}
+	f = open_memstream(&doc, &doclen);
+	CHECK(f);
+	CHECK(flame_svg_write(f, recs, nrecs, &o) == 0);
+	fclose(f);
+	CHECK(valid_utf8(doc, doclen));
+	for (i = 0; i < doclen; i++) {
+		unsigned char c = (unsigned char)doc[i];
+
+		CHECK(c >= 0x20 || c == '\n');
+		CHECK(c != 0x7f);
+		/* U+FFFE and U+FFFF are not XML characters. */
+		CHECK(!(c == 0xef && i + 2 < doclen && (unsigned char)doc[i + 1] == 0xbf &&
+			(unsigned char)doc[i + 2] >= 0xbe));
+	}
+	check_svg_markup(doc, doclen, nframes + 1);
+	free(doc);
+	free(names);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *s = (const char *)data, *nul = memchr(s, 0, size);
@@ -806,5 +958,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_folded(s, size);
 	fuzz_json_document(s, size);
 	fuzz_hist(s, size);
+	fuzz_svg(s, size);
 	return 0;
 }

@@ -13,7 +13,9 @@ static int run_noop(struct mm_opts *o)
 	return 0;
 }
 
-static const struct command tracer = {"faults", "test", NULL, CMD_TRACES | CMD_STACKS, run_noop};
+static const struct command tracer = {"faults", "test", NULL, CMD_TRACES | CMD_STACKS | CMD_LATENCY,
+				      run_noop};
+static const struct command stacker = {"tlb", "test", NULL, CMD_TRACES | CMD_STACKS, run_noop};
 static const struct command counter = {"stat", "test", NULL, CMD_TRACES, run_noop};
 static const struct command plain = {"probes", "test", NULL, 0, run_noop};
 
@@ -113,6 +115,38 @@ static void folded_needs_stacks(void)
 	EXPECT(parse(&o, &plain, c) == 0 && o.json);
 }
 
+/* --svg on commands with stacks; --weight latency on those with a latency, for --folded/--svg. */
+static void svg_and_weight(void)
+{
+	struct mm_opts o;
+	const char *good[] = {"faults", "--svg", "f.svg", "--weight", "latency", "--json", NULL};
+	const char *good2[] = {"faults", "--folded", "--weight", "count", NULL};
+	const char *good3[] = {"tlb", "--svg", "t.svg", "-i", "1", NULL};
+	const char *bad[][6] = {
+		{"stat", "--svg", "x.svg", NULL},
+		{"tlb", "--svg", "x.svg", "--weight", "latency", NULL},
+		{"faults", "--weight", "latency", NULL},
+		{"faults", "--svg", "x", "--weight", "ns", NULL},
+		{"faults", "--svg", "", NULL},
+		{"faults", "--svg", "same", "-o", "same", NULL},
+		{"probes", "--svg", "x", NULL},
+	};
+	const struct command *bad_cmd[] = {&counter, &stacker, &tracer, &tracer,
+					   &tracer,  &tracer,  &plain};
+
+	EXPECT(parse(&o, &tracer, good) == 0 && o.svg && !strcmp(o.svg, "f.svg") &&
+	       o.weight_latency && o.json);
+	EXPECT(parse(&o, &tracer, good2) == 0 && o.folded && !o.weight_latency);
+	EXPECT(parse(&o, &stacker, good3) == 0 && o.svg && o.interval == 1);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int r = parse(&o, bad_cmd[i], bad[i]);
+
+		if (r != -1)
+			fprintf(stderr, "svg case %zu parsed: %d\n", i, r);
+		EXPECT(r == -1);
+	}
+}
+
 static void help_returns_one(void)
 {
 	struct mm_opts o;
@@ -143,4 +177,4 @@ static void numbers(void)
 }
 
 TEST_MAIN(T(good_options), T(command_after_separator), T(bad_options), T(folded_needs_stacks),
-	  T(help_returns_one), T(numbers))
+	  T(svg_and_weight), T(help_returns_one), T(numbers))
