@@ -8,7 +8,9 @@ pkgs=(
 	make gcc clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev pkg-config
 	libzstd-dev liblzma-dev libbz2-dev	# static links of libdw/libelf
 	libclang-rt-14-dev			# libFuzzer and sanitizer runtimes for clang
+	libmicrohttpd-dev			# mmscope serve's HTTP server
 	linux-perf bpftrace			# independent oracles in the live tests
+	prometheus				# serve's test: a real scraper, and promtool
 	python3 procps util-linux coreutils git ca-certificates
 )
 missing=()
