@@ -59,7 +59,7 @@ static int run_serve(struct mm_opts *opts)
 struct serve {
 	struct session s;
 	bool session_ok;
-	volatile bool tracing; /* hooks attached */
+	bool tracing; /* hooks attached (atomic loads and stores) */
 	pthread_mutex_t lock;  /* scrapes and label passes */
 	struct series_table series;
 	double start_time;
@@ -316,7 +316,7 @@ static void page_labels(struct metrics_writer *w, const struct mm_stats *st)
 	metrics_sample(w, "mmscope_label_values_capped", "", t->capped, "label", ln, NULL);
 }
 
-static void page_info(struct metrics_writer *w)
+static void page_info(struct metrics_writer *w, bool tracing)
 {
 	struct session *s = &srv.s;
 	char target[512];
@@ -344,7 +344,7 @@ static void page_info(struct metrics_writer *w)
 	metrics_family(w, "mmscope_tracing", "gauge", NULL,
 		       "1 while the hooks are attached; 0 once the -p/-- targets ended (the "
 		       "counters are final).");
-	metrics_sample(w, "mmscope_tracing", "", srv.tracing, NULL);
+	metrics_sample(w, "mmscope_tracing", "", tracing, NULL);
 	metrics_family(w, "mmscope_start_time_seconds", "gauge", "seconds",
 		       "When the hooks were attached, in seconds since the epoch.");
 	mbuf_printf(&w->b, "mmscope_start_time_seconds %.3f\n", srv.start_time);
@@ -456,13 +456,15 @@ static void page_switch(struct metrics_writer *w, const struct mm_stats *st)
 /* The whole page into w; under srv.lock. */
 static int render(struct metrics_writer *w)
 {
+	/* Read before the counters: a scrape that says 0 (hooks detached) holds final counts. */
+	bool tracing = __atomic_load_n(&srv.tracing, __ATOMIC_SEQ_CST);
 	struct mm_stats st;
 
 	if (session_read_stats(&srv.s, &st, NULL))
 		return -1;
 	labels_pass();
 	srv.scrapes++;
-	page_info(w);
+	page_info(w, tracing);
 	page_faults(w, &st);
 	page_tlb(w, &st);
 	page_switch(w, &st);
@@ -648,7 +650,7 @@ static int run_serve(struct mm_opts *opts)
 		goto out;
 	(void)tlb_reason_key(&srv.s, 0); /* loads the reason names before any scrape */
 	srv.start_time = srv.s.wall_start;
-	srv.tracing = true;
+	__atomic_store_n(&srv.tracing, true, __ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&srv.lock);
 	srv.session_ok = true;
 	pthread_mutex_unlock(&srv.lock);
@@ -666,7 +668,7 @@ static int run_serve(struct mm_opts *opts)
 			bound.ss_family == AF_INET6 ? "]" : "", port);
 	}
 	session_run(&srv.s, opts->labels ? on_interval : NULL);
-	srv.tracing = false;
+	__atomic_store_n(&srv.tracing, false, __ATOMIC_SEQ_CST);
 	/* Targets gone: the final counts stay readable until SIGTERM or -d. */
 	session_linger(&srv.s);
 	status = 0;
