@@ -632,7 +632,7 @@ static int run_serve(struct mm_opts *opts)
 				     (opts->listen_addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0) |
 				     MHD_USE_ERROR_LOG,
 			     0, NULL, NULL, on_request, NULL, MHD_OPTION_LISTEN_SOCKET, fd,
-			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)64,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)256,
 			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
 			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
 			     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
