@@ -11,7 +11,7 @@ pkgs=(
 	libmicrohttpd-dev			# mmscope serve's HTTP server
 	linux-perf bpftrace			# independent oracles in the live tests
 	prometheus				# serve's test: a real scraper, and promtool
-	python3 procps util-linux coreutils git ca-certificates
+	python3 procps util-linux coreutils git ca-certificates curl
 )
 missing=()
 for p in "${pkgs[@]}"; do
