@@ -36,11 +36,11 @@ static int run_serve(struct mm_opts *opts)
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <microhttpd.h>
+#include <netdb.h>
 
 #include "escape.h"
 #include "faults_report.h"
@@ -59,8 +59,8 @@ static int run_serve(struct mm_opts *opts)
 struct serve {
 	struct session s;
 	bool session_ok;
-	bool tracing; /* hooks attached (atomic loads and stores) */
-	pthread_mutex_t lock;  /* scrapes and label passes */
+	bool tracing;	      /* hooks attached (atomic loads and stores) */
+	pthread_mutex_t lock; /* scrapes and label passes */
 	struct series_table series;
 	double start_time;
 	char kernel[65];
@@ -232,7 +232,7 @@ static void counters(struct metrics_writer *w, const char *name, const char *hel
 {
 	metrics_family(w, name, "counter", NULL, help);
 	for (int i = 0; i < n; i++)
-		metrics_sample(w, name, "_total", v[i], label, values[i], NULL);
+		metrics_sample(w, name, "_total", v[i], LABELS(label, values[i]));
 }
 
 /* x86: the reasons this kernel names, and any other that occurred; elsewhere the slots are
@@ -261,10 +261,10 @@ static void page_labels(struct metrics_writer *w, const struct mm_stats *st)
 	for (int i = 0; i < nrows; i++) {
 		const struct series_row *r = i < t->nrows ? &t->rows[i] : &t->rows[t->max_series];
 
-		metrics_sample(w, name, "_total", r->v[SF_FAULT_USER], ln, r->value, "mode", "user",
-			       NULL);
-		metrics_sample(w, name, "_total", r->v[SF_FAULT_KERNEL], ln, r->value, "mode",
-			       "kernel", NULL);
+		metrics_sample(w, name, "_total", r->v[SF_FAULT_USER],
+			       LABELS(ln, r->value, "mode", "user"));
+		metrics_sample(w, name, "_total", r->v[SF_FAULT_KERNEL],
+			       LABELS(ln, r->value, "mode", "kernel"));
 	}
 	snprintf(name, sizeof(name), "mmscope_%s_page_faults_completed", ln);
 	snprintf(help, sizeof(help), "Page faults completed, by %s and result (minor or major).",
@@ -273,10 +273,10 @@ static void page_labels(struct metrics_writer *w, const struct mm_stats *st)
 	for (int i = 0; i < nrows; i++) {
 		const struct series_row *r = i < t->nrows ? &t->rows[i] : &t->rows[t->max_series];
 
-		metrics_sample(w, name, "_total", r->v[SF_FAULT_MINOR], ln, r->value, "result",
-			       "minor", NULL);
-		metrics_sample(w, name, "_total", r->v[SF_FAULT_MAJOR], ln, r->value, "result",
-			       "major", NULL);
+		metrics_sample(w, name, "_total", r->v[SF_FAULT_MINOR],
+			       LABELS(ln, r->value, "result", "minor"));
+		metrics_sample(w, name, "_total", r->v[SF_FAULT_MAJOR],
+			       LABELS(ln, r->value, "result", "major"));
 	}
 	snprintf(name, sizeof(name), "mmscope_%s_tlb_flushes", ln);
 	snprintf(help, sizeof(help),
@@ -289,8 +289,9 @@ static void page_labels(struct metrics_writer *w, const struct mm_stats *st)
 
 		for (unsigned int v = 0; v < TLB_REASON_SLOTS; v++)
 			if (r->v[SF_TLB0 + v] || tlb_slot_shown(&srv.s, st, v))
-				metrics_sample(w, name, "_total", r->v[SF_TLB0 + v], ln, r->value,
-					       "reason", tlb_reason_key(&srv.s, v), NULL);
+				metrics_sample(
+					w, name, "_total", r->v[SF_TLB0 + v],
+					LABELS(ln, r->value, "reason", tlb_reason_key(&srv.s, v)));
 	}
 	snprintf(name, sizeof(name), "mmscope_%s_context_switches", ln);
 	snprintf(help, sizeof(help), "Context switches by %s and kind.", ln);
@@ -298,22 +299,22 @@ static void page_labels(struct metrics_writer *w, const struct mm_stats *st)
 	for (int i = 0; i < nrows; i++) {
 		const struct series_row *r = i < t->nrows ? &t->rows[i] : &t->rows[t->max_series];
 
-		metrics_sample(w, name, "_total", r->v[SF_SW_SAME_MM], ln, r->value, "kind",
-			       "same_mm", NULL);
-		metrics_sample(w, name, "_total", r->v[SF_SW_MM_CHANGE], ln, r->value, "kind",
-			       "mm_change", NULL);
-		metrics_sample(w, name, "_total", r->v[SF_SW_KERNEL], ln, r->value, "kind",
-			       "kernel", NULL);
+		metrics_sample(w, name, "_total", r->v[SF_SW_SAME_MM],
+			       LABELS(ln, r->value, "kind", "same_mm"));
+		metrics_sample(w, name, "_total", r->v[SF_SW_MM_CHANGE],
+			       LABELS(ln, r->value, "kind", "mm_change"));
+		metrics_sample(w, name, "_total", r->v[SF_SW_KERNEL],
+			       LABELS(ln, r->value, "kind", "kernel"));
 	}
 	metrics_family(w, "mmscope_label_values", "gauge", NULL,
 		       "Distinct label values with their own series (--max-series caps them).");
-	metrics_sample(w, "mmscope_label_values", "", (uint64_t)t->nrows, "label", ln, NULL);
+	metrics_sample(w, "mmscope_label_values", "", (uint64_t)t->nrows, LABELS("label", ln));
 	metrics_family(w, "mmscope_label_values_limit", "gauge", NULL, "The --max-series cap.");
-	metrics_sample(w, "mmscope_label_values_limit", "", (uint64_t)t->max_series, "label", ln,
-		       NULL);
+	metrics_sample(w, "mmscope_label_values_limit", "", (uint64_t)t->max_series,
+		       LABELS("label", ln));
 	metrics_family(w, "mmscope_label_values_capped", "gauge", NULL,
 		       "1 once a label value was refused a series (counted under __other__).");
-	metrics_sample(w, "mmscope_label_values_capped", "", t->capped, "label", ln, NULL);
+	metrics_sample(w, "mmscope_label_values_capped", "", t->capped, LABELS("label", ln));
 }
 
 static void page_info(struct metrics_writer *w, bool tracing)
@@ -322,11 +323,12 @@ static void page_info(struct metrics_writer *w, bool tracing)
 	char target[512];
 
 	metrics_family(w, "mmscope_build", "info", NULL, "mmscope version and the traced kernel.");
-	metrics_sample(w, "mmscope_build", "_info", 1, "version", MMSCOPE_VERSION, "kernel",
-		       srv.kernel, "arch", arch_name(s->caps.arch), NULL);
+	metrics_sample(w, "mmscope_build", "_info", 1,
+		       LABELS("version", MMSCOPE_VERSION, "kernel", srv.kernel, "arch",
+			      arch_name(s->caps.arch)));
 	report_target_line(s, target, sizeof(target));
 	metrics_family(w, "mmscope_target", "info", NULL, "What is traced.");
-	metrics_sample(w, "mmscope_target", "_info", 1, "target", target, NULL);
+	metrics_sample(w, "mmscope_target", "_info", 1, LABELS("target", target));
 	metrics_family(w, "mmscope_hook", "info", NULL,
 		       "The hook each event uses (see 'mmscope probes'); events without one are "
 		       "absent.");
@@ -337,9 +339,9 @@ static void page_info(struct metrics_writer *w, bool tracing)
 		if (!c)
 			continue;
 		hook_cand_describe(c, where, sizeof(where));
-		metrics_sample(w, "mmscope_hook", "_info", 1, "event",
-			       catalog_event((enum mm_event_id)e)->name, "method",
-			       hook_method_name(c->method), "target", where, NULL);
+		metrics_sample(w, "mmscope_hook", "_info", 1,
+			       LABELS("event", catalog_event((enum mm_event_id)e)->name, "method",
+				      hook_method_name(c->method), "target", where));
 	}
 	metrics_family(w, "mmscope_tracing", "gauge", NULL,
 		       "1 while the hooks are attached; 0 once the -p/-- targets ended (the "
@@ -411,7 +413,7 @@ static void page_tlb(struct metrics_writer *w, const struct mm_stats *st)
 	for (unsigned int v = 0; v < TLB_REASON_SLOTS; v++)
 		if (tlb_slot_shown(s, st, v))
 			metrics_sample(w, "mmscope_tlb_flushes", "_total", st->tlb_reason[v],
-				       "reason", tlb_reason_key(s, v), NULL);
+				       LABELS("reason", tlb_reason_key(s, v)));
 	counters(w, "mmscope_tlb_invalidations",
 		 "TLB invalidations issued, by kind: on the issuing CPU only, or broadcast to "
 		 "others.",
@@ -472,8 +474,8 @@ static int render(struct metrics_writer *w)
 		       "Events not counted in full, by the table that was full or the data that "
 		       "was unavailable.");
 	for (size_t i = 0; i < sizeof(lost_names) / sizeof(lost_names[0]); i++)
-		metrics_sample(w, "mmscope_lost_events", "_total", st.c[lost_names[i].cnt], "what",
-			       lost_names[i].name, NULL);
+		metrics_sample(w, "mmscope_lost_events", "_total", st.c[lost_names[i].cnt],
+			       LABELS("what", lost_names[i].name));
 	if (srv.series.labels)
 		page_labels(w, &st);
 	metrics_family(w, "mmscope_scrapes", "counter", NULL, "Scrapes of /metrics answered.");
@@ -602,11 +604,11 @@ static int run_serve(struct mm_opts *opts)
 	};
 	struct MHD_Daemon *d = NULL;
 	sigset_t block, old;
-	struct sockaddr_storage bound;
+	struct sockaddr_storage bound = {0};
 	socklen_t blen = sizeof(bound);
-	char host[INET6_ADDRSTRLEN];
+	char host[NI_MAXHOST], port[NI_MAXSERV];
 	struct utsname u;
-	int fd, status = 1, port;
+	int fd, status = 1;
 
 	memset(&srv, 0, sizeof(srv));
 	pthread_mutex_init(&srv.lock, NULL);
@@ -654,19 +656,12 @@ static int run_serve(struct mm_opts *opts)
 	pthread_mutex_lock(&srv.lock);
 	srv.session_ok = true;
 	pthread_mutex_unlock(&srv.lock);
-	if (getsockname(fd, (struct sockaddr *)&bound, &blen) == 0) {
-		const void *a = bound.ss_family == AF_INET6
-					? (const void *)&((struct sockaddr_in6 *)&bound)->sin6_addr
-					: (const void *)&((struct sockaddr_in *)&bound)->sin_addr;
-
-		port = ntohs(bound.ss_family == AF_INET6
-				     ? ((struct sockaddr_in6 *)&bound)->sin6_port
-				     : ((struct sockaddr_in *)&bound)->sin_port);
-		inet_ntop(bound.ss_family, a, host, sizeof(host));
-		fprintf(stderr, "mmscope serve: serving http://%s%s%s:%d/metrics\n",
+	if (getsockname(fd, (struct sockaddr *)&bound, &blen) == 0 &&
+	    getnameinfo((struct sockaddr *)&bound, blen, host, sizeof(host), port, sizeof(port),
+			NI_NUMERICHOST | NI_NUMERICSERV) == 0)
+		fprintf(stderr, "mmscope serve: serving http://%s%s%s:%s/metrics\n",
 			bound.ss_family == AF_INET6 ? "[" : "", host,
 			bound.ss_family == AF_INET6 ? "]" : "", port);
-	}
 	session_run(&srv.s, opts->labels ? on_interval : NULL);
 	__atomic_store_n(&srv.tracing, false, __ATOMIC_SEQ_CST);
 	/* Targets gone: the final counts stay readable until SIGTERM or -d. */

@@ -149,36 +149,17 @@ void metrics_family(struct metrics_writer *w, const char *name, const char *type
 		    info ? "gauge" : type);
 }
 
-static void labels_va(struct mbuf *b, va_list ap, const char *extra_name, const char *extra)
-{
-	const char *k;
-	bool first = true;
-
-	while ((k = va_arg(ap, const char *)) != NULL) {
-		const char *v = va_arg(ap, const char *);
-
-		mbuf_printf(b, "%s%s=\"", first ? "{" : ",", k);
-		metrics_escape_label(b, v ? v : "", v ? strlen(v) : 0);
-		mbuf_put(b, "\"", 1);
-		first = false;
-	}
-	if (extra_name) {
-		mbuf_printf(b, "%s%s=\"%s\"", first ? "{" : ",", extra_name, extra);
-		first = false;
-	}
-	if (!first)
-		mbuf_put(b, "}", 1);
-}
-
 void metrics_sample(struct metrics_writer *w, const char *name, const char *suffix, uint64_t value,
-		    ...)
+		    const char *const *labels)
 {
-	va_list ap;
-
 	mbuf_printf(&w->b, "%s%s", name, suffix);
-	va_start(ap, value);
-	labels_va(&w->b, ap, NULL, NULL);
-	va_end(ap);
+	for (size_t i = 0; labels && labels[i] && labels[i + 1]; i += 2) {
+		mbuf_printf(&w->b, "%s%s=\"", i ? "," : "{", labels[i]);
+		metrics_escape_label(&w->b, labels[i + 1], strlen(labels[i + 1]));
+		mbuf_put(&w->b, "\"", 1);
+	}
+	if (labels && labels[0] && labels[1])
+		mbuf_put(&w->b, "}", 1);
 	mbuf_printf(&w->b, " %llu\n", (unsigned long long)value);
 }
 

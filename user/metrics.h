@@ -49,12 +49,15 @@ void metrics_escape_label(struct mbuf *b, const char *s, size_t len);
  */
 void metrics_family(struct metrics_writer *w, const char *name, const char *type, const char *unit,
 		    const char *help);
+/* Labels of a sample: name, value, name, value, ... as a NULL-terminated array. */
+#define LABELS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
 /*
  * One sample of the family: suffix is "" for gauges, "_total" for counters, "_info" for info
- * metrics. Labels follow as NULL-terminated pairs of (name, value) strings.
+ * metrics. labels: LABELS("k", "v", ...), or NULL for none.
  */
 void metrics_sample(struct metrics_writer *w, const char *name, const char *suffix, uint64_t value,
-		    ...) __attribute__((sentinel));
+		    const char *const *labels);
 /*
  * A classic histogram from log2 slots (slot s holds [2^s, 2^(s+1)-1], slot 0 also 0): one
  * cumulative bucket per slot below nbuckets, with le = the slot's upper bound times scale,

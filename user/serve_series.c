@@ -20,7 +20,7 @@ int series_init(struct series_table *t, int labels, int max_series)
 	t->max_series = max_series;
 	t->nbuckets = 4096;
 	t->rows = calloc((size_t)max_series + 1, sizeof(*t->rows));
-	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
+	t->buckets = calloc(t->nbuckets, sizeof(struct series_tgid *));
 	if (!t->rows || !t->buckets) {
 		series_free(t);
 		return -1;

@@ -55,9 +55,9 @@ static void families_per_format(void)
 	struct metrics_writer t = {.fmt = METRICS_TEXT}, o = {.fmt = METRICS_OPENMETRICS};
 
 	metrics_family(&t, "mmscope_x", "counter", NULL, "Help.");
-	metrics_sample(&t, "mmscope_x", "_total", 7, "k", "v", NULL);
+	metrics_sample(&t, "mmscope_x", "_total", 7, LABELS("k", "v"));
 	metrics_family(&t, "mmscope_b", "info", NULL, "Info.");
-	metrics_sample(&t, "mmscope_b", "_info", 1, "a", "1", "b", "q\"", NULL);
+	metrics_sample(&t, "mmscope_b", "_info", 1, LABELS("a", "1", "b", "q\""));
 	metrics_end(&t);
 	EXPECT_STREQ(t.b.p, "# HELP mmscope_x_total Help.\n"
 			    "# TYPE mmscope_x_total counter\n"
