@@ -66,18 +66,21 @@ void opts_usage(const struct command *cmd, FILE *f)
 	fprintf(f, "Usage: mmscope %s [OPTIONS]%s\n\n%s\n", cmd->name,
 		cmd->flags & CMD_TRACES ? " [-- COMMAND [ARGS...]]" : "", cmd->summary);
 	if (cmd->flags & CMD_TRACES) {
-		fprintf(f, "\nTarget (default: the whole host, until Ctrl-C or -d):\n"
-			   "  -p, --pid PID[,PID...]  trace these processes (all their threads, "
-			   "across exec)\n"
-			   "  -t, --tid TID           trace one thread\n"
-			   "  -c, --cgroup PATH       trace tasks in this cgroup v2 directory and "
-			   "below\n"
-			   "  -C, --cpu CPU[,CPU...]  only events on these CPUs (ranges: 0-3)\n"
-			   "  -- COMMAND [ARGS]       start COMMAND, trace it from its first "
-			   "instruction,\n"
-			   "                          stop when it exits and exit with its status\n"
-			   "      --no-children       with -p or --: do not follow processes they "
-			   "fork\n");
+		fprintf(f,
+			"\nTarget (default: the whole host, until Ctrl-C or -d):\n"
+			"  -p, --pid PID[,PID...]  trace these processes (all their threads, "
+			"across exec)\n"
+			"  -t, --tid TID           trace one thread\n"
+			"  -c, --cgroup PATH       trace tasks in this cgroup v2 directory and "
+			"below\n"
+			"  -C, --cpu CPU[,CPU...]  only events on these CPUs (ranges: 0-3)\n"
+			"  -- COMMAND [ARGS]       start COMMAND, trace it from its first "
+			"instruction,\n"
+			"                          %s\n"
+			"      --no-children       with -p or --: do not follow processes they "
+			"fork\n",
+			cmd->flags & CMD_SERVE ? "stop when it exits; its final counts stay served"
+					       : "stop when it exits and exit with its status");
 		if (cmd->flags & CMD_SERVE)
 			fprintf(f,
 				"\nServe:\n"

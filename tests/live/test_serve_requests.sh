@@ -252,6 +252,39 @@ PY
 ok "serve_monotonic: no counter went down or disappeared, exited processes kept" \
 	"$(cat "$TMP/mono.out")" [ $? -eq 0 ]
 
+# ---- --max-series reached, and --labels cgroup (each a short serve of its own) ----
+# short_serve OUT ARGS... : serve ARGS on a free port; OUT gets the page once the targets ended
+short_serve() {
+	local out=$1 pid port i
+	shift
+	"$MMSCOPE" serve --listen 127.0.0.1:0 "$@" >/dev/null 2>"$out.err" &
+	pid=$!
+	wait_for 30 grep -q 'serving http' "$out.err"
+	port=$(sed -n 's|.*serving http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$out.err")
+	for ((i = 0; i < 100; i++)); do
+		curl -s --max-time 5 "http://127.0.0.1:$port/metrics" -o "$out"
+		grep -q '^mmscope_tracing 0' "$out" && break
+		sleep 0.1
+	done
+	kill -TERM $pid
+	wait $pid
+}
+PT="$WORKLOADS/page_touch"
+short_serve "$TMP/cap.txt" --labels comm --max-series 1 -- sh -c "/bin/true; $PT -w 10 -r 0 -x 0"
+grep -q '^mmscope_label_values_capped{label="comm"} 1$' "$TMP/cap.txt" &&
+	grep -q '^mmscope_comm_page_faults_total{comm="__other__",mode="user"} [1-9]' "$TMP/cap.txt" &&
+	[ "$(grep -c 'max-series 1 reached' "$TMP/cap.txt.err")" = 1 ] && capped=1 || capped=0
+ok "serve_max_series: one value kept, the rest under __other__, said once on stderr" \
+	"$(grep -E '^mmscope_(label|comm_page_faults_total)' "$TMP/cap.txt" | tr '\n' ' ')" [ $capped = 1 ]
+promtool check metrics <"$TMP/cap.txt" >/dev/null 2>&1
+ok "serve_max_series: promtool check metrics passes" "see $TMP/cap.txt" [ $? -eq 0 ]
+# The shell lives 1.5 s, long enough for a labels pass to read its cgroup: this test's own.
+mycg=$(sed -n 's/^0:://p' /proc/self/cgroup)
+short_serve "$TMP/cg.txt" --labels cgroup -- sh -c "$PT -w 10 -r 0 -x 0; sleep 1.5"
+ok "serve_labels_cgroup: the command's cgroup is a label value" \
+	"want cgroup=\"$mycg\": $(grep '^mmscope_cgroup_page_faults_total' "$TMP/cg.txt" | tr '\n' ' ')" \
+	grep -qF "mmscope_cgroup_page_faults_total{cgroup=\"$mycg\",mode=\"user\"}" "$TMP/cg.txt"
+
 # ---- SIGTERM: exit 0, nothing left ----
 kill -TERM $MM
 rc=none
