@@ -132,7 +132,7 @@ serve_stop() {
 	fi
 	MM=
 	ok "$name: SIGTERM ends serve with the command's status 0" "exit $rc" [ "$rc" = 0 ]
-	left=$(comm -12 <(echo "$MMPROGS") <(prog_ids) | grep . | tr '\n' ' ')
+	left=$(prog_ids | grep -Fx -f <(echo "$MMPROGS") | tr '\n' ' ')
 	ok "$name: no BPF program left behind" "still loaded: $left" [ -n "$MMPROGS" -a -z "$left" ]
 }
 

@@ -298,6 +298,6 @@ if ! kill -0 $MM 2>/dev/null; then
 fi
 MM=
 ok "serve_sigterm: exit 0 within 10 s" "exit $rc" [ "$rc" = 0 ]
-left=$(comm -12 <(echo "$MMPROGS") <(prog_ids) | grep . | tr '\n' ' ')
+left=$(prog_ids | grep -Fx -f <(echo "$MMPROGS") | tr '\n' ' ')
 ok "serve_sigterm: no BPF program left behind" "held: $(echo $MMPROGS), still loaded: $left" \
 	[ -n "$MMPROGS" -a -z "$left" ]
