@@ -210,16 +210,30 @@ static void labels_pass(void)
 	struct mmscope *sk = srv.s.skel;
 	int fds[3] = {bpf_map__fd(sk->maps.procs), bpf_map__fd(sk->maps.tlb_procs),
 		      bpf_map__fd(sk->maps.switch_procs)};
+	void (*const rows[3])(uint32_t, const void *) = {row_faults, row_tlb, row_switch};
+	char value[sizeof(struct tlb_proc)];
 	struct gone_list gone = {0};
+
+	_Static_assert(sizeof(struct tlb_proc) >= sizeof(struct proc_faults) &&
+			       sizeof(struct tlb_proc) >= sizeof(struct switch_proc),
+		       "value buffer");
 
 	if (!srv.series.labels)
 		return;
 	pass_map(fds[0], sizeof(struct proc_faults), &gone, row_faults);
 	pass_map(fds[1], sizeof(struct tlb_proc), &gone, row_tlb);
 	pass_map(fds[2], sizeof(struct switch_proc), &gone, row_switch);
+	/* A process found gone in one map may have been read alive in another: read each of
+	 * its entries once more (final now), then delete them. A tgid can be listed by each
+	 * map: the second time there is nothing left to read. */
 	for (size_t i = 0; i < gone.n; i++) {
-		for (int m = 0; m < 3; m++)
-			bpf_map_delete_elem(fds[m], &gone.tgids[i]);
+		for (int m = 0; m < 3; m++) {
+			if (fds[m] >= 0 &&
+			    bpf_map_lookup_elem(fds[m], &gone.tgids[i], value) == 0) {
+				rows[m](gone.tgids[i], value);
+				bpf_map_delete_elem(fds[m], &gone.tgids[i]);
+			}
+		}
 		series_forget(&srv.series, gone.tgids[i]);
 	}
 	free(gone.tgids);
