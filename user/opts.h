@@ -67,7 +67,7 @@ struct mm_opts {
 enum command_flags {
 	CMD_TRACES = 1u << 0, /* takes the tracing options */
 	CMD_STACKS = 1u << 1, /* collects stacks: --folded allowed */
-	CMD_SERVE = 1u << 2,  /* serves metrics: --listen & co., no -i/-o/--json/--top */
+	CMD_SERVE = 1u << 3,  /* serves metrics: --listen & co., no -i/-o/--json/--top */
 };
 
 struct command {
