@@ -38,7 +38,7 @@ FP_FLAGS := -fno-omit-frame-pointer
 endif
 USER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 $(FP_FLAGS) -D_GNU_SOURCE \
 	-DMMSCOPE_VERSION='"$(VERSION)"' -I$(OUT) -Iuser -Ibpf
-LIBS := -lbpf -lelf -ldw -lz -llzma
+LIBS := -lbpf -lelf -ldw -lz -llzma -lmicrohttpd -lpthread
 STATIC_LIBS := -lbpf -ldw -lelf -lz -lzstd -llzma -lbz2 -lpthread
 
 # clang's own system include dirs, so <asm/types.h> & co. resolve for -target bpf everywhere.
@@ -114,8 +114,14 @@ $(OUT)/mmscope: $(USER_OBJS)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -o $@ $^ $(LIBS)
 
+# Debian's libmicrohttpd.a needs GnuTLS, p11-kit & co., which have no static libraries: the
+# static build has no `serve` (it says so) rather than no build.
 static: $(OUT)/mmscope-static
-$(OUT)/mmscope-static: $(USER_OBJS)
+$(OUT)/static/cmd_serve.o: user/cmd_serve.c $(USER_HDRS) $(BPF_HDRS) $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -DMMSCOPE_NO_SERVE -c $< -o $@
+$(OUT)/mmscope-static: $(filter-out $(OUT)/user/cmd_serve.o,$(USER_OBJS)) $(OUT)/static/cmd_serve.o
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -static -o $@ $^ $(STATIC_LIBS)
 

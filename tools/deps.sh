@@ -8,10 +8,12 @@ pkgs=(
 	make gcc clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev pkg-config
 	libzstd-dev liblzma-dev libbz2-dev	# static links of libdw/libelf
 	libclang-rt-14-dev			# libFuzzer and sanitizer runtimes for clang
+	libmicrohttpd-dev			# mmscope serve's HTTP server
 	linux-perf bpftrace			# independent oracles in the live tests
 	cppcheck clang-tidy clang-format valgrind	# static checks (tools/static-checks.sh)
-	python3 procps util-linux coreutils git ca-certificates
 	chromium				# renders --svg flame graphs in tests/live/test_svg.sh
+	prometheus				# serve's test: a real scraper, and promtool
+	python3 procps util-linux coreutils git ca-certificates curl
 )
 missing=()
 for p in "${pkgs[@]}"; do

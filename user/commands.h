@@ -10,5 +10,6 @@ extern const struct command cmd_stat;
 extern const struct command cmd_faults;
 extern const struct command cmd_tlb;
 extern const struct command cmd_switch;
+extern const struct command cmd_serve;
 
 #endif

@@ -9,8 +9,8 @@
 #include "commands.h"
 #include "util.h"
 
-static const struct command *const commands[] = {&cmd_stat, &cmd_faults, &cmd_tlb, &cmd_switch,
-						 &cmd_probes};
+static const struct command *const commands[] = {&cmd_stat,   &cmd_faults, &cmd_tlb,
+						 &cmd_switch, &cmd_serve,  &cmd_probes};
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

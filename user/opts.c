@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,10 @@ enum {
 	OPT_TOP,
 	OPT_SVG,
 	OPT_WEIGHT,
+	OPT_LISTEN,
+	OPT_ALLOW_REMOTE,
+	OPT_LABELS,
+	OPT_MAX_SERIES,
 };
 
 static const struct option long_opts[] = {
@@ -42,6 +48,10 @@ static const struct option long_opts[] = {
 	{"top", required_argument, NULL, OPT_TOP},
 	{"svg", required_argument, NULL, OPT_SVG},
 	{"weight", required_argument, NULL, OPT_WEIGHT},
+	{"listen", required_argument, NULL, OPT_LISTEN},
+	{"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
+	{"labels", required_argument, NULL, OPT_LABELS},
+	{"max-series", required_argument, NULL, OPT_MAX_SERIES},
 	{NULL, 0, NULL, 0},
 };
 
@@ -60,25 +70,47 @@ void opts_usage(const struct command *cmd, FILE *f)
 	fprintf(f, "Usage: mmscope %s [OPTIONS]%s\n\n%s\n", cmd->name,
 		cmd->flags & CMD_TRACES ? " [-- COMMAND [ARGS...]]" : "", cmd->summary);
 	if (cmd->flags & CMD_TRACES) {
-		fprintf(f, "\nTarget (default: the whole host, until Ctrl-C or -d):\n"
-			   "  -p, --pid PID[,PID...]  trace these processes (all their threads, "
-			   "across exec)\n"
-			   "  -t, --tid TID           trace one thread\n"
-			   "  -c, --cgroup PATH       trace tasks in this cgroup v2 directory and "
-			   "below\n"
-			   "  -C, --cpu CPU[,CPU...]  only events on these CPUs (ranges: 0-3)\n"
-			   "  -- COMMAND [ARGS]       start COMMAND, trace it from its first "
-			   "instruction,\n"
-			   "                          stop when it exits and exit with its status\n"
-			   "      --no-children       with -p or --: do not follow processes they "
-			   "fork\n"
-			   "\nRun:\n"
-			   "  -d, --duration SECONDS  stop after SECONDS\n"
-			   "  -i, --interval SECONDS  print the counts of each interval\n"
-			   "  -T, --timestamp         prefix each interval with the time of day\n"
-			   "\nOutput:\n"
-			   "      --json              one JSON object at the end (one per interval "
-			   "with -i)\n");
+		fprintf(f,
+			"\nTarget (default: the whole host, until Ctrl-C or -d):\n"
+			"  -p, --pid PID[,PID...]  trace these processes (all their threads, "
+			"across exec)\n"
+			"  -t, --tid TID           trace one thread\n"
+			"  -c, --cgroup PATH       trace tasks in this cgroup v2 directory and "
+			"below\n"
+			"  -C, --cpu CPU[,CPU...]  only events on these CPUs (ranges: 0-3)\n"
+			"  -- COMMAND [ARGS]       start COMMAND, trace it from its first "
+			"instruction,\n"
+			"                          %s\n"
+			"      --no-children       with -p or --: do not follow processes they "
+			"fork\n",
+			cmd->flags & CMD_SERVE ? "stop when it exits; its final counts stay served"
+					       : "stop when it exits and exit with its status");
+		if (cmd->flags & CMD_SERVE)
+			fprintf(f,
+				"\nServe:\n"
+				"      --listen ADDR:PORT  serve /metrics there (default "
+				"" SERVE_DEFAULT_LISTEN ");\n"
+				"                          numeric IPv4, [IPv6] or localhost; "
+				"port 0: any\n"
+				"      --allow-remote      allow a --listen address that is not "
+				"loopback\n"
+				"      --labels KIND       also count by comm (process name) or "
+				"by cgroup\n"
+				"      --max-series N      at most N comm/cgroup values (default "
+				"%d); the\n"
+				"                          others are summed as \"__other__\"\n"
+				"  -d, --duration SECONDS  stop serving after SECONDS\n",
+				SERVE_DEFAULT_MAX_SERIES);
+		else
+			fprintf(f,
+				"\nRun:\n"
+				"  -d, --duration SECONDS  stop after SECONDS\n"
+				"  -i, --interval SECONDS  print the counts of each interval\n"
+				"  -T, --timestamp         prefix each interval with the time of "
+				"day\n"
+				"\nOutput:\n"
+				"      --json              one JSON object at the end (one per "
+				"interval with -i)\n");
 		if (cmd->flags & CMD_STACKS)
 			fprintf(f,
 				"      --folded            folded stacks for flame graphs "
@@ -89,11 +121,13 @@ void opts_usage(const struct command *cmd, FILE *f)
 			fprintf(f, "      --weight WHAT       of --folded and --svg stacks: count "
 				   "(default) or\n"
 				   "                          latency (ns of completed faults)\n");
-		fprintf(f, "  -o, --output FILE       write the output to FILE (atomically) "
-			   "instead of stdout\n"
-			   "      --top N             rows in per-process and location tables "
-			   "(default 10)\n"
-			   "\nKernel:\n"
+		if (!(cmd->flags & CMD_SERVE))
+			fprintf(f,
+				"  -o, --output FILE       write the output to FILE (atomically) "
+				"instead of stdout\n"
+				"      --top N             rows in per-process and location tables "
+				"(default 10)\n");
+		fprintf(f, "\nKernel:\n"
 			   "      --btf PATH          kernel BTF for kernels without "
 			   "/sys/kernel/btf/vmlinux\n"
 			   "      --method KIND       force hooks of one kind: fentry, kprobe, "
@@ -165,6 +199,85 @@ static int parse_pid_list(struct mm_opts *opts, const char *arg)
 	}
 	free(copy);
 	return ret;
+}
+
+int parse_listen(const char *s, struct sockaddr_storage *addr, socklen_t *len, bool *loopback)
+{
+	const char *colon = strrchr(s, ':');
+	char host[INET6_ADDRSTRLEN + 2];
+	size_t hlen;
+	uint64_t port;
+
+	if (!colon || colon == s || !parse_u64(colon + 1, &port) || port > 65535)
+		return -1;
+	hlen = (size_t)(colon - s);
+	if (hlen >= sizeof(host))
+		return -1;
+	memcpy(host, s, hlen);
+	host[hlen] = '\0';
+	memset(addr, 0, sizeof(*addr));
+	if (host[0] == '[') {
+		struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)addr;
+
+		if (hlen < 3 || host[hlen - 1] != ']')
+			return -1;
+		host[hlen - 1] = '\0';
+		if (inet_pton(AF_INET6, host + 1, &a6->sin6_addr) != 1)
+			return -1;
+		a6->sin6_family = AF_INET6;
+		a6->sin6_port = htons((uint16_t)port);
+		*len = sizeof(*a6);
+		*loopback =
+			IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr) ||
+			(IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr) && a6->sin6_addr.s6_addr[12] == 127);
+		return 0;
+	}
+	{
+		struct sockaddr_in *a4 = (struct sockaddr_in *)addr;
+
+		if (strcmp(host, "localhost") == 0)
+			snprintf(host, sizeof(host), "127.0.0.1");
+		if (inet_pton(AF_INET, host, &a4->sin_addr) != 1)
+			return -1;
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons((uint16_t)port);
+		*len = sizeof(*a4);
+		*loopback = (ntohl(a4->sin_addr.s_addr) >> 24) == 127;
+	}
+	return 0;
+}
+
+/* serve's own options, and the run options it has no use for. */
+static int serve_check(struct mm_opts *opts)
+{
+	bool loopback = false;
+
+	if (opts->interval || opts->timestamp || opts->json || opts->output || opts->top != 10) {
+		err_msg("serve: -i, -T, --json, -o and --top are for the printing subcommands; "
+			"serve answers scrapes of /metrics");
+		return -1;
+	}
+	if (!opts->listen)
+		opts->listen = SERVE_DEFAULT_LISTEN;
+	if (parse_listen(opts->listen, &opts->listen_addr, &opts->listen_addr_len, &loopback)) {
+		err_msg("--listen %s: expected ADDR:PORT with a numeric IPv4 address, [IPv6] or "
+			"localhost, and a port from 0 to 65535",
+			printable(opts->listen));
+		return -1;
+	}
+	if (!loopback && !opts->allow_remote) {
+		err_msg("--listen %s: not a loopback address; the metrics would be readable "
+			"from the network (add --allow-remote if that is meant)",
+			printable(opts->listen));
+		return -1;
+	}
+	if (opts->max_series && !opts->labels) {
+		err_msg("--max-series: only meaningful with --labels comm or --labels cgroup");
+		return -1;
+	}
+	if (!opts->max_series)
+		opts->max_series = SERVE_DEFAULT_MAX_SERIES;
+	return 0;
 }
 
 int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char **argv)
@@ -346,6 +459,40 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 			}
 			opts->top = (int)v;
 			break;
+		case OPT_LISTEN:
+		case OPT_ALLOW_REMOTE:
+		case OPT_LABELS:
+		case OPT_MAX_SERIES:
+			if (!(cmd->flags & CMD_SERVE)) {
+				err_msg("%s: option '--%s' is for 'mmscope serve' only", cmd->name,
+					c == OPT_LISTEN		? "listen"
+					: c == OPT_ALLOW_REMOTE ? "allow-remote"
+					: c == OPT_LABELS	? "labels"
+								: "max-series");
+				return -1;
+			}
+			if (c == OPT_LISTEN) {
+				opts->listen = optarg;
+			} else if (c == OPT_ALLOW_REMOTE) {
+				opts->allow_remote = true;
+			} else if (c == OPT_LABELS) {
+				if (strcmp(optarg, "comm") == 0) {
+					opts->labels = LABELS_COMM;
+				} else if (strcmp(optarg, "cgroup") == 0) {
+					opts->labels = LABELS_CGROUP;
+				} else {
+					err_msg("--labels %s: expected comm or cgroup",
+						printable(optarg));
+					return -1;
+				}
+			} else if (!parse_u64(optarg, &v) || v == 0 || v > 100000) {
+				err_msg("--max-series %s: expected a number from 1 to 100000",
+					printable(optarg));
+				return -1;
+			} else {
+				opts->max_series = (int)v;
+			}
+			break;
 		case ':':
 			err_msg("%s: option '%s' needs a value; see 'mmscope %s --help'", cmd->name,
 				printable(argv[optind - 1]), cmd->name);
@@ -378,6 +525,8 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 		err_msg("-T prefixes each interval report with the time: give -i SECONDS too");
 		return -1;
 	}
+	if ((cmd->flags & CMD_SERVE) && serve_check(opts))
+		return -1;
 	if (opts->json && opts->folded) {
 		err_msg("--json and --folded: choose one output format");
 		return -1;

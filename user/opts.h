@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/socket.h>
 
 #include "../bpf/mmscope.h"
 
@@ -21,6 +22,16 @@ enum method_force {
 	FORCE_TRACEPOINT,
 	FORCE_PERF,
 };
+
+/* serve --labels: the per-process breakdown a metric series may carry. */
+enum serve_labels {
+	LABELS_NONE,
+	LABELS_COMM,
+	LABELS_CGROUP,
+};
+
+#define SERVE_DEFAULT_LISTEN	 "127.0.0.1:9890"
+#define SERVE_DEFAULT_MAX_SERIES 100
 
 struct command;
 
@@ -45,6 +56,13 @@ struct mm_opts {
 	bool no_children;
 	int top;
 	char **argv; /* -- CMD ARGS..., NULL-terminated; NULL when absent */
+	/* serve */
+	const char *listen; /* --listen as given (default SERVE_DEFAULT_LISTEN) */
+	struct sockaddr_storage listen_addr;
+	socklen_t listen_addr_len;
+	bool allow_remote; /* --allow-remote: a non-loopback --listen address is meant */
+	int labels;	   /* enum serve_labels */
+	int max_series;	   /* distinct label values kept (--max-series) */
 };
 
 /* What a subcommand accepts and needs. */
@@ -52,6 +70,7 @@ enum command_flags {
 	CMD_TRACES = 1u << 0,  /* takes the tracing options */
 	CMD_STACKS = 1u << 1,  /* collects stacks: --folded and --svg allowed */
 	CMD_LATENCY = 1u << 2, /* its stacked events have a latency: --weight latency */
+	CMD_SERVE = 1u << 3,   /* serves metrics: --listen & co., no -i/-o/--json/--top */
 };
 
 struct command {
@@ -68,6 +87,11 @@ struct command {
  */
 int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char **argv);
 void opts_usage(const struct command *cmd, FILE *f);
+/*
+ * "ADDR:PORT" with a numeric IPv4 address, "[IPv6]:PORT", or "localhost:PORT" (127.0.0.1):
+ * 0 with *loopback set, or -1 (no message printed). Port 0 picks a free port.
+ */
+int parse_listen(const char *s, struct sockaddr_storage *addr, socklen_t *len, bool *loopback);
 /* Number of CPUs the kernel may have (for -C validation); overridable in tests. */
 extern int (*opts_possible_cpus)(void);
 

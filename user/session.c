@@ -874,6 +874,18 @@ int session_run(struct session *s, interval_fn on_interval)
 	return 0;
 }
 
+void session_linger(struct session *s)
+{
+	uint64_t deadline =
+		s->opts->duration ? s->t_start + (uint64_t)(s->opts->duration * 1e9) : 0;
+
+	if (s->stopped_by_signal)
+		return;
+	while (!stop_requested && (!deadline || now_ns() < deadline))
+		usleep(50000);
+	s->stopped_by_signal = stop_requested;
+}
+
 int session_read_stats(struct session *s, struct mm_stats *out, struct mm_stats **percpu_out)
 {
 	struct mm_stats *percpu = calloc((size_t)s->ncpus, sizeof(*percpu));

@@ -99,6 +99,11 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 /* Interval callback: called every -i with the interval index (from 0). */
 typedef void (*interval_fn)(struct session *s, int index, double t0, double t1);
 int session_run(struct session *s, interval_fn on_interval);
+/*
+ * After session_run ended because its targets did (serve keeps answering with the final
+ * counts): wait for SIGINT/SIGTERM or the end of -d. At once if a signal ended the run.
+ */
+void session_linger(struct session *s);
 /* Sum the per-CPU statistics block; with percpu, also hand back the per-CPU values
  * (s->ncpus of them, caller frees). */
 int session_read_stats(struct session *s, struct mm_stats *out, struct mm_stats **percpu);

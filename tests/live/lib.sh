@@ -52,6 +52,46 @@ wait_exit() {
 	return 0
 }
 
+# wait_for SECONDS COMMAND... : poll COMMAND every 0.1 s until it succeeds; 1 after SECONDS
+wait_for() {
+	local i
+	for ((i = 0; i < $1 * 10; i++)); do
+		"${@:2}" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# owned PID : "prog:ID", "map:ID", "link:ID" for every BPF object PID holds an fd to
+owned() {
+	local f
+	for f in /proc/"$1"/fdinfo/*; do
+		sed -n -e 's/^prog_id:[[:space:]]*/prog:/p' -e 's/^map_id:[[:space:]]*/map:/p' \
+			-e 's/^link_id:[[:space:]]*/link:/p' "$f" 2>/dev/null
+	done | sort -u
+}
+
+# loaded : the same for every BPF object loaded in the kernel now
+loaded() {
+	{
+		bpftool prog list 2>/dev/null | sed -n 's/^\([0-9]*\):.*/prog:\1/p'
+		bpftool map list 2>/dev/null | sed -n 's/^\([0-9]*\):.*/map:\1/p'
+		bpftool link list 2>/dev/null | sed -n 's/^\([0-9]*\):.*/link:\1/p'
+	} | sort -u
+}
+
+# left_behind OWNED : the objects of OWNED (owned's output) still in the kernel, on one line.
+# Maps and programs are freed from a workqueue after their last reference goes: up to 3 s.
+left_behind() {
+	local left
+	for _ in $(seq 30); do
+		left=$(comm -12 <(echo "$1") <(loaded))
+		[ -z "$left" ] && return 0
+		sleep 0.1
+	done
+	echo "$left" | tr '\n' ' '
+}
+
 # check NAME CONDITION-COMMAND... : PASS if the command succeeds, else FAIL with its output
 check() {
 	local name=$1

@@ -25,33 +25,6 @@ cleanup() {
 trap cleanup EXIT
 
 
-# owned PID : "prog:ID", "map:ID", "link:ID" for every BPF object PID holds an fd to
-owned() {
-	local f
-	for f in /proc/"$1"/fdinfo/*; do
-		sed -n -e 's/^prog_id:[[:space:]]*/prog:/p' -e 's/^map_id:[[:space:]]*/map:/p' \
-			-e 's/^link_id:[[:space:]]*/link:/p' "$f" 2>/dev/null
-	done | sort -u
-}
-# loaded : "prog:ID", "map:ID", "link:ID" of every BPF object in the kernel now
-loaded() {
-	{
-		bpftool prog list 2>/dev/null | sed -n 's/^\([0-9]*\):.*/prog:\1/p'
-		bpftool map list 2>/dev/null | sed -n 's/^\([0-9]*\):.*/map:\1/p'
-		bpftool link list 2>/dev/null | sed -n 's/^\([0-9]*\):.*/link:\1/p'
-	} | sort -u
-}
-# left_behind OWNED : the objects of OWNED still in the kernel. Maps and programs are freed
-# from a workqueue after their last reference goes: up to 3 s for that.
-left_behind() {
-	local left
-	for _ in $(seq 30); do
-		left=$(comm -12 <(echo "$1") <(loaded))
-		[ -z "$left" ] && return 0
-		sleep 0.1
-	done
-	echo "$left" | tr '\n' ' '
-}
 # the_objects NAME OWNED : the check that every object the run held is gone
 the_objects() {
 	local left

@@ -13,12 +13,6 @@
 PT="$WORKLOADS/page_touch"
 W=2000 R=2000 X=200 K=100
 
-ok() {
-	local name=$1 detail=$2
-	shift 2
-	if "$@"; then pass "$name"; else fail "$name ($detail)"; fi
-}
-one_line() { head -c 300 "$1" | tr '\n' ' '; }
 
 # svg_check FILE: well-formed XML whose root is an SVG element, with no script, no external
 # reference (href, url(), @import) and no foreign elements.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Option parsing: accepted forms, and the one-line errors of bad input. */
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -18,6 +19,7 @@ static const struct command tracer = {"faults", "test", NULL, CMD_TRACES | CMD_S
 static const struct command stacker = {"tlb", "test", NULL, CMD_TRACES | CMD_STACKS, run_noop};
 static const struct command counter = {"stat", "test", NULL, CMD_TRACES, run_noop};
 static const struct command plain = {"probes", "test", NULL, 0, run_noop};
+static const struct command server = {"serve", "test", NULL, CMD_TRACES | CMD_SERVE, run_noop};
 
 static int four_cpus(void)
 {
@@ -159,6 +161,48 @@ static void help_returns_one(void)
 	stdout = saved;
 }
 
+static void serve_options(void)
+{
+	struct mm_opts o;
+	const char *dflt[] = {"serve", NULL};
+	const char *good[] = {"serve",	      "--listen", "[::1]:0", "--labels", "cgroup",
+			      "--max-series", "7",	  "-d",	     "3",	 NULL};
+	const char *remote[] = {"serve", "--listen", "0.0.0.0:9890", "--allow-remote", NULL};
+	const char *cases[][6] = {
+		{"serve", "--listen", "0.0.0.0:9890", NULL},
+		{"serve", "--listen", "[::]:1", NULL},
+		{"serve", "--listen", "host:1", NULL},
+		{"serve", "--listen", NULL},
+		{"serve", "--labels", "pid", NULL},
+		{"serve", "--max-series", "5", NULL},
+		{"serve", "--labels", "comm", "--max-series", "0", NULL},
+		{"serve", "--labels", "comm", "--max-series", "x", NULL},
+		{"serve", "-i", "1", NULL},
+		{"serve", "-T", NULL},
+		{"serve", "--json", NULL},
+		{"serve", "-o", "/tmp/x", NULL},
+		{"serve", "--top", "3", NULL},
+	};
+	const char *not_serve[] = {"faults", "--listen", "127.0.0.1:1", NULL};
+
+	EXPECT(parse(&o, &server, dflt) == 0);
+	EXPECT_STREQ(o.listen, SERVE_DEFAULT_LISTEN);
+	EXPECT(o.labels == LABELS_NONE && o.max_series == SERVE_DEFAULT_MAX_SERIES);
+	EXPECT(parse(&o, &server, good) == 0);
+	EXPECT(o.labels == LABELS_CGROUP && o.max_series == 7 && o.duration == 3);
+	EXPECT(o.listen_addr.ss_family == AF_INET6);
+	EXPECT(parse(&o, &server, remote) == 0 && o.allow_remote);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int r = parse(&o, &server, cases[i]);
+
+		if (r != -1)
+			fprintf(stderr, "serve case %zu (%s %s) parsed: %d\n", i, cases[i][1],
+				cases[i][2] ? cases[i][2] : "", r);
+		EXPECT(r == -1);
+	}
+	EXPECT(parse(&o, &tracer, not_serve) == -1);
+}
+
 static void numbers(void)
 {
 	uint64_t v;
@@ -177,4 +221,4 @@ static void numbers(void)
 }
 
 TEST_MAIN(T(good_options), T(command_after_separator), T(bad_options), T(folded_needs_stacks),
-	  T(svg_and_weight), T(help_returns_one), T(numbers))
+	  T(svg_and_weight), T(help_returns_one), T(serve_options), T(numbers))
