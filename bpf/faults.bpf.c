@@ -286,6 +286,8 @@ static __always_inline void fault_complete(bool major)
 	if (!lat_from_calls) {
 		hist_bump(s->lat[LAT_ALL], lat);
 		hist_bump(s->lat[major ? LAT_MAJOR : LAT_MINOR], lat);
+		s->lat_sum[LAT_ALL] += lat;
+		s->lat_sum[major ? LAT_MAJOR : LAT_MINOR] += lat;
 		s->c[CNT_FAULT_LAT_CALLS]++;
 	}
 	if (collect_procs)
@@ -473,6 +475,7 @@ static __always_inline void mm_fault_return(unsigned int ret)
 	struct lat_call *call;
 	struct mm_stats *s;
 	bool major, done;
+	__u64 lat;
 
 	call = bpf_map_lookup_elem(&lat_calls, &tid);
 	if (!call)
@@ -483,9 +486,13 @@ static __always_inline void mm_fault_return(unsigned int ret)
 	/* The same test as mm_account_fault(): retries and errors are not accounted. */
 	done = !(ret & (VM_FAULT_RETRY | VM_FAULT_ERROR));
 	major = (ret & VM_FAULT_MAJOR) || (call->flags & FAULT_FLAG_TRIED);
-	hist_bump(s->lat[LAT_ALL], bpf_ktime_get_ns() - call->ts);
-	if (done)
-		hist_bump(s->lat[major ? LAT_MAJOR : LAT_MINOR], bpf_ktime_get_ns() - call->ts);
+	lat = bpf_ktime_get_ns() - call->ts;
+	hist_bump(s->lat[LAT_ALL], lat);
+	s->lat_sum[LAT_ALL] += lat;
+	if (done) {
+		hist_bump(s->lat[major ? LAT_MAJOR : LAT_MINOR], lat);
+		s->lat_sum[major ? LAT_MAJOR : LAT_MINOR] += lat;
+	}
 	s->c[CNT_FAULT_LAT_CALLS]++;
 	/* Without regs (GUP) mm_account_fault() fires no completion event either. */
 	if (done && call->has_regs)

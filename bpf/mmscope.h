@@ -146,6 +146,11 @@ enum lat_hist_kind {
 /* The per-CPU aggregate: one lookup per event gives every hot counter and histogram. */
 struct mm_stats {
 	__u64 c[CNT_NR];
+	/* Sums of the histograms' values (for means, and Prometheus' _sum), beside the hot
+	 * counters. */
+	__u64 lat_sum[LAT_NR];
+	__u64 tlb_pages_sum; /* of tlb_pages */
+	__u64 send_wait_sum; /* of send_wait */
 	__u64 lat[LAT_NR][MMSCOPE_HIST_SLOTS];
 	__u64 tlb_reason[TLB_REASON_SLOTS];
 	__u64 tlb_pages[MMSCOPE_HIST_SLOTS]; /* pages per flush, full flushes apart */

@@ -119,8 +119,10 @@ static __always_inline void tlb_flush_event(void *ctx, int reason, unsigned long
 	s->tlb_reason[slot]++;
 	if (pages == TLB_FLUSH_ALL_PAGES)
 		s->c[CNT_TLB_FULL]++;
-	else
+	else {
 		hist_bump(s->tlb_pages, pages);
+		s->tlb_pages_sum += pages;
+	}
 	if (pages == 0)
 		s->c[CNT_TLB_ZERO]++;
 
@@ -199,7 +201,10 @@ static __always_inline void send_exit(void)
 		return;
 	s = stats_get();
 	if (s) {
-		hist_bump(s->send_wait, bpf_ktime_get_ns() - *ts);
+		__u64 wait = bpf_ktime_get_ns() - *ts;
+
+		hist_bump(s->send_wait, wait);
+		s->send_wait_sum += wait;
 		s->c[CNT_TLB_SEND_CALLS]++;
 	}
 	bpf_map_delete_elem(&send_calls, &tid);

@@ -400,14 +400,13 @@ static void page_faults(struct metrics_writer *w, const struct mm_stats *st)
 			 (const uint64_t[]){st->c[CNT_FAULT_MINOR], st->c[CNT_FAULT_MAJOR]}, 2);
 	if (faults_latency_method(s, method, sizeof(method))) {
 		metrics_family(w, "mmscope_fault_latency_seconds", "histogram", "seconds",
-			       "Page fault latency (log2 buckets; no _sum: the kernel side keeps "
-			       "none).");
+			       "Page fault latency (log2 buckets).");
 		metrics_histogram(w, "mmscope_fault_latency_seconds",
-				  (const uint64_t *)st->lat[LAT_MINOR], LAT_BUCKETS, 1e-9, "result",
-				  "minor");
+				  (const uint64_t *)st->lat[LAT_MINOR], LAT_BUCKETS, 1e-9,
+				  (const uint64_t *)&st->lat_sum[LAT_MINOR], "result", "minor");
 		metrics_histogram(w, "mmscope_fault_latency_seconds",
-				  (const uint64_t *)st->lat[LAT_MAJOR], LAT_BUCKETS, 1e-9, "result",
-				  "major");
+				  (const uint64_t *)st->lat[LAT_MAJOR], LAT_BUCKETS, 1e-9,
+				  (const uint64_t *)&st->lat_sum[LAT_MAJOR], "result", "major");
 	}
 }
 
@@ -438,9 +437,10 @@ static void page_tlb(struct metrics_writer *w, const struct mm_stats *st)
 			       "TLB flushes of the whole TLB (x86 pages -1).");
 		metrics_sample(w, "mmscope_tlb_full_flushes", "_total", st->c[CNT_TLB_FULL], NULL);
 		metrics_family(w, "mmscope_tlb_flush_pages", "histogram", NULL,
-			       "Pages per TLB flush, full flushes apart (log2 buckets; no _sum).");
+			       "Pages per TLB flush, full flushes apart (log2 buckets).");
 		metrics_histogram(w, "mmscope_tlb_flush_pages", (const uint64_t *)st->tlb_pages,
-				  PAGES_BUCKETS, 1, NULL, NULL);
+				  PAGES_BUCKETS, 1, (const uint64_t *)&st->tlb_pages_sum, NULL,
+				  NULL);
 	}
 }
 

@@ -159,10 +159,13 @@ void faults_report_counts(struct report *r, const struct mm_stats *st, uint64_t 
 			fprintf(r->out, "\nlatency: %s\n", lat_method);
 		}
 		report_hist(r, "faults.latency_ns", "fault latency, all faults", "nsecs",
-			    (const uint64_t *)st->lat[LAT_ALL], lat, why);
+			    (const uint64_t *)st->lat[LAT_ALL],
+			    (const uint64_t *)&st->lat_sum[LAT_ALL], lat, why);
 		report_hist(r, "faults.latency_ns_minor", "fault latency, minor faults", "nsecs",
-			    (const uint64_t *)st->lat[LAT_MINOR], lat, why);
+			    (const uint64_t *)st->lat[LAT_MINOR],
+			    (const uint64_t *)&st->lat_sum[LAT_MINOR], lat, why);
 		report_hist(r, "faults.latency_ns_major", "fault latency, major faults", "nsecs",
-			    (const uint64_t *)st->lat[LAT_MAJOR], lat, why);
+			    (const uint64_t *)st->lat[LAT_MAJOR],
+			    (const uint64_t *)&st->lat_sum[LAT_MAJOR], lat, why);
 	}
 }

@@ -182,7 +182,8 @@ static void hist_line(struct metrics_writer *w, const char *name, const char *su
 }
 
 void metrics_histogram(struct metrics_writer *w, const char *name, const uint64_t *slots,
-		       unsigned int nbuckets, double scale, const char *label, const char *value)
+		       unsigned int nbuckets, double scale, const uint64_t *sum, const char *label,
+		       const char *value)
 {
 	uint64_t cum = 0, total = 0;
 	char le[40];
@@ -196,8 +197,21 @@ void metrics_histogram(struct metrics_writer *w, const char *name, const uint64_
 		hist_line(w, name, "_bucket", label, value, le, cum);
 	}
 	hist_line(w, name, "_bucket", label, value, "+Inf", total);
-	/* OpenMetrics allows _count only together with _sum, which log2 slots do not give. */
-	if (w->fmt == METRICS_TEXT)
+	if (sum) {
+		/* in the buckets' unit: the scale applied to the kernel's integer sum */
+		mbuf_printf(&w->b, "%s_sum", name);
+		if (label) {
+			mbuf_printf(&w->b, "{%s=\"", label);
+			metrics_escape_label(&w->b, value, strlen(value));
+			mbuf_put(&w->b, "\"}", 2);
+		}
+		/* divided by 1e9 rather than times 1e-9, which is not exact in binary */
+		mbuf_printf(&w->b, " %.15g\n",
+			    scale < 1 ? (double)*sum / (double)(uint64_t)(1 / scale + 0.5)
+				      : (double)*sum * scale);
+	}
+	/* OpenMetrics allows _count only together with _sum. */
+	if (sum || w->fmt == METRICS_TEXT)
 		hist_line(w, name, "_count", label, value, NULL, total);
 }
 

@@ -61,11 +61,13 @@ void metrics_sample(struct metrics_writer *w, const char *name, const char *suff
 /*
  * A classic histogram from log2 slots (slot s holds [2^s, 2^(s+1)-1], slot 0 also 0): one
  * cumulative bucket per slot below nbuckets, with le = the slot's upper bound times scale,
- * then le="+Inf" and _count (all slots). label/value: one optional label (NULL for none).
- * No _sum: the slots do not carry one.
+ * then le="+Inf", _sum (the kernel's integer sum times scale, when sum is not NULL) and
+ * _count (all slots; in OpenMetrics only with a _sum). label/value: one optional label (NULL
+ * for none).
  */
 void metrics_histogram(struct metrics_writer *w, const char *name, const uint64_t *slots,
-		       unsigned int nbuckets, double scale, const char *label, const char *value);
+		       unsigned int nbuckets, double scale, const uint64_t *sum, const char *label,
+		       const char *value);
 /* OpenMetrics: the "# EOF" line. Text: nothing. */
 void metrics_end(struct metrics_writer *w);
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -235,9 +236,10 @@ void report_counter(struct report *r, const char *key, const char *label, bool a
 }
 
 void report_hist(struct report *r, const char *key, const char *title, const char *unit,
-		 const uint64_t *slots, bool available, const char *why)
+		 const uint64_t *slots, const uint64_t *sum, bool available, const char *why)
 {
 	struct log2_hist h;
+	uint64_t count;
 
 	if (!available)
 		note_unavailable(r, key, why);
@@ -261,6 +263,13 @@ void report_hist(struct report *r, const char *key, const char *title, const cha
 			jw_end_object(r->jw);
 		}
 		jw_end_array(r->jw);
+		if (sum) {
+			char k[64];
+
+			snprintf(k, sizeof(k), "%s_sum", leaf_key(key));
+			jw_key(r->jw, k);
+			jw_u64(r->jw, *sum);
+		}
 		return;
 	}
 	fprintf(r->out, "\n%s\n", title);
@@ -270,6 +279,11 @@ void report_hist(struct report *r, const char *key, const char *title, const cha
 	}
 	memcpy(h.slots, slots, sizeof(h.slots));
 	hist_print(r->out, &h, unit);
+	count = hist_total(&h);
+	/* bcc's funclatency summary line */
+	if (sum && count)
+		fprintf(r->out, "avg = %" PRIu64 " %s, total: %" PRIu64 " %s, count: %" PRIu64 "\n",
+			*sum / count, unit, *sum, unit, count);
 }
 
 void report_section(struct report *r, const char *key)

@@ -262,11 +262,13 @@ static void tlb_report_x86(struct report *r, const struct mm_stats *st, bool his
 				      "'mmscope probes')";
 
 		report_hist(r, "tlb.pages", "pages per flush (full flushes apart)", "pages",
-			    (const uint64_t *)st->tlb_pages, c != NULL, no_hook);
+			    (const uint64_t *)st->tlb_pages, (const uint64_t *)&st->tlb_pages_sum,
+			    c != NULL, no_hook);
 		report_hist(r, "tlb.shootdown_targets", "CPUs targeted per shootdown", "cpus",
-			    (const uint64_t *)st->send_targets, send != NULL, no_send);
+			    (const uint64_t *)st->send_targets, NULL, send != NULL, no_send);
 		report_hist(r, "tlb.shootdown_wait_ns", "sender wait per shootdown", "nsecs",
-			    (const uint64_t *)st->send_wait, send != NULL, no_send);
+			    (const uint64_t *)st->send_wait, (const uint64_t *)&st->send_wait_sum,
+			    send != NULL, no_send);
 	}
 }
 

@@ -146,11 +146,12 @@ struct ref_opt {
 };
 
 static const struct ref_opt ref_long[] = {
-	{"pid", true},	    {"tid", true},	{"cgroup", true},	{"cpu", true},
-	{"duration", true}, {"interval", true}, {"timestamp", false},	{"output", true},
-	{"verbose", false}, {"help", false},	{"json", false},	{"folded", false},
-	{"btf", true},	    {"method", true},	{"no-children", false}, {"top", true},
-	{"svg", true},	    {"weight", true},
+	{"pid", true},	    {"tid", true},	  {"cgroup", true},	  {"cpu", true},
+	{"duration", true}, {"interval", true},	  {"timestamp", false},	  {"output", true},
+	{"verbose", false}, {"help", false},	  {"json", false},	  {"folded", false},
+	{"btf", true},	    {"method", true},	  {"no-children", false}, {"top", true},
+	{"svg", true},	    {"weight", true},	  {"listen", true},	  {"allow-remote", false},
+	{"labels", true},   {"max-series", true},
 };
 
 static bool ref_stop(bool traces, int argc, char **argv, int *stop, bool *sep)
@@ -272,6 +273,16 @@ static void check_result(const struct command *cmd, struct mm_opts *o, int ret, 
 		CHECK((cmd->flags & CMD_LATENCY) && (o->folded || o->svg));
 	if (o->no_children)
 		CHECK(o->npids > 0 || o->argv);
+	if (cmd->flags & CMD_SERVE) {
+		/* serve answers scrapes: none of the printing options, a parsed address */
+		CHECK(!o->json && !o->output && !o->folded && !o->svg && o->interval == 0);
+		CHECK(!o->timestamp && o->top == 10);
+		CHECK(o->listen && o->listen_addr_len > 0);
+		CHECK(o->max_series > 0);
+		CHECK(o->labels || o->max_series == SERVE_DEFAULT_MAX_SERIES);
+	} else {
+		CHECK(!o->listen && !o->allow_remote && !o->labels && !o->max_series);
+	}
 	if (o->cpu_filter) {
 		bool any = false;
 
@@ -359,8 +370,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const struct command *const real[] = {&cmd_stat, &cmd_faults, &cmd_tlb, &cmd_switch,
-						     &cmd_probes};
+	static const struct command *const real[] = {&cmd_stat,	  &cmd_faults, &cmd_tlb,
+						     &cmd_switch, &cmd_probes, &cmd_serve};
 	char *args[MAX_ARGS];
 	int nargs = 0;
 	size_t pos = 0;

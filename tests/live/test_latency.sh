@@ -71,6 +71,12 @@ print("hmajor", total(f["latency_ns_major"]))
 print("med_minor", median(f["latency_ns_minor"])); print("med_major", median(f["latency_ns_major"]))
 print("shape", shape_ok(f["latency_ns"]) & shape_ok(f["latency_ns_minor"]) & shape_ok(f["latency_ns_major"]))
 print("method", f["latency_method"] or "null")
+# each histogram's sum (ns) lies between its buckets' lower and upper bounds, and all = minor + major
+def sum_ok(k):
+    h, sm = f[k], f[k + "_sum"]
+    return sum(b["lo"] * b["count"] for b in h) <= sm <= sum(b["hi"] * b["count"] for b in h)
+print("sums", int(all(sum_ok(k) for k in ("latency_ns", "latency_ns_minor", "latency_ns_major"))
+                  and f["latency_ns_sum"] == f["latency_ns_minor_sum"] + f["latency_ns_major_sum"]))
 print("entry", (entry or ["none"])[0]); print("done", (done or ["none"])[0])
 PY
 v() { sed -n "s/^$1 //p" "$TMP/vals"; }
@@ -91,6 +97,8 @@ ok "latency: histogram holds >= 99% of minor + major" "histogram $all, minor+maj
 ok "latency: minor histogram sum == minor" "histogram $hminor, minor $minor" [ "$hminor" -eq "$minor" ]
 ok "latency: major histogram sum == major" "histogram $hmajor, major $major" [ "$hmajor" -eq "$major" ]
 ok "latency: buckets are ascending log2 ranges with counts" "$(head -c 300 "$TMP/vals")" [ "$(v shape)" = 1 ]
+ok "latency: each *_sum within its buckets' bounds; all = minor + major" "$(head -c 300 "$TMP/vals")" \
+	[ "$(v sums)" = 1 ]
 
 if [ -n "$DATA" ]; then
 	# perf stat on the same command (the page cache is dropped again by the script).

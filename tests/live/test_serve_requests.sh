@@ -123,6 +123,45 @@ print(len(series), "bad:", bad)
 sys.exit(1 if bad or not series else 0)
 PY
 ok "serve_metrics: le increasing, ending +Inf, cumulative counts" "$(cat "$TMP/le.out")" [ $? -eq 0 ]
+# every histogram series has _sum and _count; _count = the +Inf bucket; the sum lies between
+# what its finite buckets' lower and upper bounds allow (observations above the last finite le
+# only raise it)
+python3 - "$TMP/m.txt" >"$TMP/sum.out" <<'PY'
+import re, sys
+b, sums, counts = {}, {}, {}
+for line in open(sys.argv[1]):
+    m = re.match(r'(\w+)_(bucket|sum|count)(?:\{(.*?)\})? (\S+)$', line)
+    if not m or not m[1].startswith(("mmscope_fault_latency", "mmscope_tlb_flush_pages")):
+        continue
+    labels = re.sub(r',?le="[^"]*"', "", m[3] or "")
+    key = (m[1], labels)
+    if m[2] == "bucket":
+        le = re.search(r'le="([^"]+)"', m[3])[1]
+        b.setdefault(key, []).append((float(le), int(m[4])))
+    elif m[2] == "sum":
+        sums[key] = float(m[4])
+    else:
+        counts[key] = int(m[4])
+bad = []
+for key, bk in b.items():
+    lo = hi = 0.0
+    prev_le, prev_c = None, 0
+    for le, c in bk[:-1]:
+        n = c - prev_c
+        # log2 slots: this bucket holds values in (prev_le, le]
+        lo += n * (prev_le if prev_le is not None else 0)
+        hi += n * le
+        prev_le, prev_c = le, c
+    inf_n = bk[-1][1] - prev_c
+    lo += inf_n * (prev_le or 0)
+    s, n = sums.get(key), counts.get(key)
+    if s is None or n != bk[-1][1] or s < lo * 0.999999 or (inf_n == 0 and s > hi * 1.000001):
+        bad.append((key, s, n, lo, hi))
+print(len(b), "series; bad:", bad)
+sys.exit(1 if bad or not b else 0)
+PY
+ok "serve_metrics: histograms have _sum and _count, consistent with their buckets" \
+	"$(head -c 400 "$TMP/sum.out")" [ $? -eq 0 ]
 
 om=application/openmetrics-text
 curl -s --max-time 10 -H "Accept: $om;version=1.0.0,text/plain;version=0.0.4;q=0.5" \

@@ -88,17 +88,26 @@ static void histogram_buckets(void)
 	slots[0] = 1;  /* 0-1 ns */
 	slots[2] = 2;  /* 4-7 ns */
 	slots[40] = 5; /* beyond the buckets kept: only in +Inf */
-	metrics_histogram(&t, "h_seconds", slots, 3, 1e-9, "result", "minor");
+	metrics_histogram(&t, "h_seconds", slots, 3, 1e-9, NULL, "result", "minor");
 	EXPECT_STREQ(t.b.p, "h_seconds_bucket{result=\"minor\",le=\"1e-09\"} 1\n"
 			    "h_seconds_bucket{result=\"minor\",le=\"3e-09\"} 1\n"
 			    "h_seconds_bucket{result=\"minor\",le=\"7e-09\"} 3\n"
 			    "h_seconds_bucket{result=\"minor\",le=\"+Inf\"} 8\n"
 			    "h_seconds_count{result=\"minor\"} 8\n");
 	/* OpenMetrics: no _count without a _sum */
-	metrics_histogram(&o, "p", slots, 2, 1, NULL, NULL);
+	metrics_histogram(&o, "p", slots, 2, 1, NULL, NULL, NULL);
 	EXPECT_STREQ(o.b.p, "p_bucket{le=\"1\"} 1\n"
 			    "p_bucket{le=\"3\"} 1\n"
 			    "p_bucket{le=\"+Inf\"} 8\n");
+	/* with the kernel's sum (ns), scaled to the buckets' unit; then _count, in both */
+	mbuf_free(&o.b);
+	memset(&o.b, 0, sizeof(o.b));
+	metrics_histogram(&o, "s_seconds", slots, 1, 1e-9, &(const uint64_t){1500000000}, "result",
+			  "major");
+	EXPECT_STREQ(o.b.p, "s_seconds_bucket{result=\"major\",le=\"1e-09\"} 1\n"
+			    "s_seconds_bucket{result=\"major\",le=\"+Inf\"} 8\n"
+			    "s_seconds_sum{result=\"major\"} 1.5\n"
+			    "s_seconds_count{result=\"major\"} 8\n");
 	mbuf_free(&t.b);
 	mbuf_free(&o.b);
 }
