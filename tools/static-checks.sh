@@ -6,7 +6,8 @@
 #                     in .clang-tidy; every warning is an error
 #   valgrind          memcheck on one run of each subcommand (stat, faults, faults --folded,
 #                     faults --folded --weight latency --svg, tlb --svg, switch with
-#                     `-- page_touch -w 100`, and probes): no memory error,
+#                     `-- page_touch -w 100`, probes, and serve scraped in both formats and
+#                     ended by SIGTERM): no memory error,
 #                     no definite leak, mmscope's own exit status 0 (root: the runs load BPF)
 # Prints "PASS name", "FAIL name" (with the findings, indented) or "SKIP name (why)", and
 # ends with "N passed, N failed, N skipped"; exits 1 if anything failed.
@@ -177,15 +178,50 @@ run_valgrind() {
 		timeout 300 valgrind -q --suppressions="$supp" --leak-check=full --errors-for-leak-kinds=definite \
 			--error-exitcode=99 "$OUT/mmscope" "${args[@]}" >"$tmp/vg.out" 2>"$tmp/vg.err" </dev/null
 		rc=$?
-		grep -v -e 'unhandled eBPF command' -e '^--[0-9]*-- ' "$tmp/vg.err" >"$tmp/vg.rest"
-		if [ $rc -eq 0 ]; then
-			pass "valgrind mmscope $name"
-		else
-			fail "valgrind mmscope $name (exit $rc$([ $rc -eq 99 ] && echo ': memcheck errors'))"
-			grep -E '^==[0-9]+== ' "$tmp/vg.rest" | head -40 | indent
-			grep -vE '^==[0-9]+== ' "$tmp/vg.rest" | head -5 | indent
-		fi
+		vg_verdict "$name" $rc
 	done
+	# serve: scraped in both formats while a workload faults (with --labels comm, whose rows
+	# come and go), then ended by SIGTERM
+	if ! command -v curl >/dev/null; then
+		skip "valgrind mmscope serve (no curl)"
+		return
+	fi
+	timeout 300 valgrind -q --suppressions="$supp" --leak-check=full --errors-for-leak-kinds=definite \
+		--error-exitcode=99 "$OUT/mmscope" serve --listen 127.0.0.1:0 --labels comm \
+		>"$tmp/vg.out" 2>"$tmp/vg.err" </dev/null &
+	vg=$!
+	for _ in $(seq 1200); do
+		grep -q 'serving http' "$tmp/vg.err" && break
+		kill -0 $vg 2>/dev/null || break
+		sleep 0.1
+	done
+	port=$(sed -n 's|.*serving http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$tmp/vg.err")
+	if [ -n "$port" ]; then
+		curl -s --max-time 60 -o /dev/null "http://127.0.0.1:$port/metrics"
+		"$OUT/workloads/page_touch" -w 100 >/dev/null
+		sleep 2 # a labels pass
+		curl -s --max-time 60 -o /dev/null -H 'Accept: application/openmetrics-text' \
+			"http://127.0.0.1:$port/metrics"
+		curl -s --max-time 60 -o /dev/null "http://127.0.0.1:$port/nowhere"
+	fi
+	# SIGTERM to mmscope (under valgrind, one process) itself: timeout(1) would forward it to
+	# its whole process group too, and a second signal makes mmscope exit at once (130).
+	kill -TERM "$(pgrep -P $vg | head -1)" 2>/dev/null
+	wait $vg
+	vg_verdict "serve --labels comm (scraped, SIGTERM)" $?
+}
+
+# vg_verdict NAME RC : PASS/FAIL for one valgrind run, from its exit status and $tmp/vg.err
+vg_verdict() {
+	local name=$1 rc=$2
+	grep -v -e 'unhandled eBPF command' -e '^--[0-9]*-- ' "$tmp/vg.err" >"$tmp/vg.rest"
+	if [ "$rc" -eq 0 ]; then
+		pass "valgrind mmscope $name"
+	else
+		fail "valgrind mmscope $name (exit $rc$([ "$rc" -eq 99 ] && echo ': memcheck errors'))"
+		grep -E '^==[0-9]+== ' "$tmp/vg.rest" | head -40 | indent
+		grep -vE '^==[0-9]+== ' "$tmp/vg.rest" | head -5 | indent
+	fi
 }
 
 parts=("$@")
