@@ -171,36 +171,6 @@ static __always_inline void location_count(void *ctx, __u32 tgid, __u32 cls, __u
 	hash_add(&locations, &key, 1, CNT_LOST_LOCATION);
 }
 
-/* latency_ns: entry hook to completion; 0 for a fault that never completed. */
-static __always_inline void folded_count(struct open_fault *of, __u32 kind, __u64 latency_ns)
-{
-	struct folded_key key = {};
-
-	key.tgid = of->tgid;
-	key.user_stack = of->user_stack;
-	key.kernel_stack = of->kernel_stack;
-	key.kind = kind;
-	__builtin_memcpy(key.comm, of->comm, sizeof(key.comm));
-	folded_add(&key, latency_ns);
-}
-
-/* The fault's class, and whether it issued local or broadcast invalidations. */
-static __always_inline void fault_tlb_count(struct mm_stats *s, __u32 cls, __u32 tlb)
-{
-	__u32 i = fault_class_index(cls);
-
-	/* The compiler can prove i < FAULT_CLASS_SLOTS and drop the test, but older verifiers
-	 * (6.1) cannot follow its arithmetic: keep the test, after a barrier. */
-	barrier_var(i);
-	if (i >= FAULT_CLASS_SLOTS)
-		return;
-	s->fault_tlb[i][FT_FAULTS]++;
-	if (tlb & OF_TLB_LOCAL)
-		s->fault_tlb[i][FT_LOCAL]++;
-	if (tlb & OF_TLB_BROADCAST)
-		s->fault_tlb[i][FT_BROADCAST]++;
-}
-
 static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 kernel_ip)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -239,13 +209,9 @@ static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 kernel_ip)
 
 	old = bpf_map_lookup_elem(&open_faults, &tid);
 	if (old) {
-		if (old->ts) {
-			/* The previous entry never completed (retried, failed, or killed). */
-			s->c[CNT_FAULT_REPLACED]++;
-			fault_tlb_count(s, old->cls, old->tlb);
-			if (collect_stacks)
-				folded_count(old, old->cls, 0);
-		}
+		/* The previous entry never completed (retried, failed, or killed). */
+		if (old->ts)
+			fault_abandoned(s, old);
 		*old = of;
 		return;
 	}

@@ -12,8 +12,8 @@
 /*
  * A thread's fault entered and not completed yet. The entry stays in the map when its fault
  * completes, closed (ts 0), for the thread's next fault to reuse: a fault then costs two
- * lookups, not an insertion and a deletion (each takes the bucket's lock). Closed entries are
- * deleted when their thread exits.
+ * lookups, not an insertion and a deletion (each takes the bucket's lock). An entry is
+ * deleted when its thread exits (an open one counted incomplete first).
  */
 struct open_fault {
 	__u64 ts; /* entry time; 0: closed */
@@ -32,6 +32,49 @@ STATE_DECL struct {
 	__type(key, __u32);
 	__type(value, struct open_fault);
 } open_faults SEC(".maps");
+
+/* latency_ns: entry hook to completion; 0 for a fault that never completed. */
+static __always_inline void folded_count(struct open_fault *of, __u32 kind, __u64 latency_ns)
+{
+	struct folded_key key = {};
+
+	key.tgid = of->tgid;
+	key.user_stack = of->user_stack;
+	key.kernel_stack = of->kernel_stack;
+	key.kind = kind;
+	__builtin_memcpy(key.comm, of->comm, sizeof(key.comm));
+	folded_add(&key, latency_ns);
+}
+
+/* The fault's class, and whether it issued local or broadcast invalidations. */
+static __always_inline void fault_tlb_count(struct mm_stats *s, __u32 cls, __u32 tlb)
+{
+	__u32 i = fault_class_index(cls);
+
+	/* The compiler can prove i < FAULT_CLASS_SLOTS and drop the test, but older verifiers
+	 * (6.1) cannot follow its arithmetic: keep the test, after a barrier. */
+	barrier_var(i);
+	if (i >= FAULT_CLASS_SLOTS)
+		return;
+	s->fault_tlb[i][FT_FAULTS]++;
+	if (tlb & OF_TLB_LOCAL)
+		s->fault_tlb[i][FT_LOCAL]++;
+	if (tlb & OF_TLB_BROADCAST)
+		s->fault_tlb[i][FT_BROADCAST]++;
+}
+
+/*
+ * An open fault that will never complete: the thread's next fault entry replaced it (a retry,
+ * a failure, a signal), or the thread exited. Counted incomplete, with its class, its TLB
+ * work and its stacks.
+ */
+static __always_inline void fault_abandoned(struct mm_stats *s, struct open_fault *of)
+{
+	s->c[CNT_FAULT_REPLACED]++;
+	fault_tlb_count(s, of->cls, of->tlb);
+	if (collect_stacks)
+		folded_count(of, of->cls, 0);
+}
 
 /* The current thread's open fault, or NULL. */
 static __always_inline struct open_fault *open_fault_of(__u32 tid)

@@ -46,7 +46,8 @@ enum mm_counter {
 	CNT_FAULT_PROT,
 	CNT_FAULT_MINOR,
 	CNT_FAULT_MAJOR,
-	CNT_FAULT_REPLACED,  /* an open fault replaced by the thread's next entry: incomplete */
+	CNT_FAULT_REPLACED,  /* an open fault replaced by the thread's next entry, or whose
+			      * thread exited: incomplete */
 	CNT_FAULT_LAT_CALLS, /* latency samples taken (all methods) */
 	CNT_FAULT_COMPLETIONS_UNPAIRED, /* completion with no open entry (started before attach) */
 	CNT_FAULT_NOFAULT, /* kernel-mode faults with page faults disabled: probe reads */

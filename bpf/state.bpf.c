@@ -36,14 +36,21 @@ static __always_inline void track_exit(struct task_struct *task)
 
 	if (filter_tgid && BPF_CORE_READ(task, signal, live.counter) == 0)
 		bpf_map_delete_elem(&tracked, &tgid);
-	/* Every exiting thread: its closed open_faults entry goes (an open one stays, counted
-	 * incomplete at the end). */
+	/* Every exiting thread: its open_faults entry goes, so that the map holds live threads
+	 * only however long the run; a fault still open will never complete: incomplete. */
 	if (!count_only) {
 		__u32 tid = BPF_CORE_READ(task, pid);
 		struct open_fault *of = bpf_map_lookup_elem(&open_faults, &tid);
+		struct mm_stats *s;
 
-		if (of && !of->ts)
-			bpf_map_delete_elem(&open_faults, &tid);
+		if (!of)
+			return;
+		if (of->ts) {
+			s = stats_get();
+			if (s)
+				fault_abandoned(s, of);
+		}
+		bpf_map_delete_elem(&open_faults, &tid);
 	}
 }
 

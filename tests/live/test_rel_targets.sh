@@ -277,3 +277,16 @@ ok "-p --folded: exit 0" "exit $rc: $(one_line "$TMP/p.err")" [ $rc -eq 0 ]
 ok "-p --folded: the target's 500 writes are under main;...;touch_write_pages" \
 	"$(grep 'write minor' "$TMP/p.folded" | sort -t' ' -k2 -n | tail -1 | cut -c1-200)" \
 	eval "awk '/;touch_write_pages;/ && /\\[write minor\\]/ {s += \$NF} END {exit !(s >= 500)}' \"$TMP/p.folded\""
+
+# ---- a thread killed by its own fault: the open fault never completes ----
+# A read of address 8 enters the fault handler and ends in SIGSEGV, with no completion: the
+# thread's exit closes its open entry as incomplete (so that a long run's per-thread map holds
+# live threads only), and the summary still adds up.
+"$MMSCOPE" faults --json -o "$TMP/segv.json" -- python3 -c 'import ctypes; ctypes.string_at(8)' \
+	>/dev/null 2>"$TMP/segv.err"
+rc=$?
+ok "fault kills its thread: the command's status 139" "exit $rc: $(one_line "$TMP/segv.err")" [ $rc -eq 139 ]
+read -r inc sums < <(json_get "$TMP/segv.json" \
+	'"%d %d" % (d["faults"]["incomplete"], d["faults"]["user"] + d["faults"]["kernel"] == d["faults"]["minor"] + d["faults"]["major"] + d["faults"]["incomplete"])')
+ok "fault kills its thread: incomplete >= 1; user + kernel = minor + major + incomplete" \
+	"incomplete $inc, sums agree: $sums" eval '[ "$inc" -ge 1 ] && [ "$sums" = 1 ]'
