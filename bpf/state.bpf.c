@@ -108,9 +108,28 @@ static __always_inline void emit_exec(const char *filename)
 	bpf_ringbuf_submit(r, 0);
 }
 
+/*
+ * exec loaded its new address space on this CPU (activate_mm(), before this tracepoint): that
+ * is now the last user mm the CPU ran, so that the exec'ing task's next switch back to it is
+ * no change (the hardware loads nothing then; x86's CR3 loads say so).
+ */
+static __always_inline void exec_switched_mm(void)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	struct cpu_switch_state *cs;
+	__u32 zero = 0;
+	__u64 mm;
+
+	cs = bpf_map_lookup_elem(&cpu_switch, &zero);
+	mm = (__u64)BPF_CORE_READ(t, mm);
+	if (cs && cs->last_user_mm && mm)
+		cs->last_user_mm = mm;
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(exec_btf, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
+	exec_switched_mm();
 	emit_exec(BPF_CORE_READ(bprm, filename));
 	return 0;
 }
@@ -118,6 +137,7 @@ int BPF_PROG(exec_btf, struct task_struct *p, pid_t old_pid, struct linux_binprm
 SEC("raw_tp/sched_process_exec")
 int BPF_PROG(exec_raw, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
+	exec_switched_mm();
 	emit_exec(BPF_CORE_READ(bprm, filename));
 	return 0;
 }

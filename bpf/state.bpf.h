@@ -149,6 +149,23 @@ STATE_DECL struct {
 	__type(value, __u64);
 } user_fault_kstack SEC(".maps");
 
+/*
+ * Per CPU: the last user address space it ran, and the class of its last context switch
+ * (bpf/switch.bpf.c). Here, because an exec changes the first (state.bpf.c).
+ */
+struct cpu_switch_state {
+	__u64 last_user_mm;
+	__u32 last_class;
+	__u32 counted; /* the last switch passed the filter */
+};
+
+STATE_DECL struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpu_switch_state);
+} cpu_switch SEC(".maps");
+
 /* mm -> CPUs it was switched in on (bit per CPU below 63; bit 63: any CPU from 63 up), kept
  * at sched_switch when track_mm_cpus is set. */
 STATE_DECL struct {

@@ -27,19 +27,6 @@ enum switch_class {
 	SWC_KERNEL,
 };
 
-struct cpu_switch_state {
-	__u64 last_user_mm;
-	__u32 last_class;
-	__u32 counted; /* the last switch passed the filter */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct cpu_switch_state);
-} cpu_switch SEC(".maps");
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 8192);
@@ -157,17 +144,31 @@ static __always_inline void on_task_switch_flush(int reason, unsigned long pages
 	if (reason != bpf_core_enum_value(enum tlb_flush_reason, TLB_FLUSH_ON_TASK_SWITCH))
 		return;
 	cs = bpf_map_lookup_elem(&cpu_switch, &zero);
-	/* One CR3 load per switch: a second one before the next switch is not a switch's
-	 * (exec's activate_mm, kthread_use_mm), and is left to tlb.task_switch. */
-	if (!cs || !cs->counted || cs->last_class == SWC_NONE)
+	if (!cs)
 		return;
-	s = stats_get();
-	if (!s)
+	/*
+	 * One CR3 load per switch. Another one before the next switch is not a switch's: exec's
+	 * activate_mm() or a kernel thread's kthread_use_mm(), left to tlb.task_switch. The CPU
+	 * now runs that mm (current's, already set by both): a later switch to it loads nothing
+	 * and is no change.
+	 */
+	if (cs->last_class == SWC_NONE) {
+		struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+		__u64 mm = (__u64)BPF_CORE_READ(t, mm);
+
+		if (mm)
+			cs->last_user_mm = mm;
 		return;
-	if (cs->last_class != SWC_MM_CHANGE)
-		s->c[CNT_SW_LAZY_FLUSH]++;
-	else
-		s->c[pages ? CNT_SW_MM_FLUSH : CNT_SW_MM_NOFLUSH]++;
+	}
+	if (cs->counted) {
+		s = stats_get();
+		if (s) {
+			if (cs->last_class != SWC_MM_CHANGE)
+				s->c[CNT_SW_LAZY_FLUSH]++;
+			else
+				s->c[pages ? CNT_SW_MM_FLUSH : CNT_SW_MM_NOFLUSH]++;
+		}
+	}
 	cs->last_class = SWC_NONE;
 }
 

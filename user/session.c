@@ -347,7 +347,9 @@ static unsigned int wanted_events(const struct session *s)
 		if (!s->opts->no_children)
 			w |= 1u << EV_TASK_FORK;
 	}
-	if (s->cfg.stacks || s->cfg.tlb_stacks || s->cfg.locations)
+	/* exec: symbols of the new image, and the CPU's new address space for switch classes */
+	if (s->cfg.stacks || s->cfg.tlb_stacks || s->cfg.locations ||
+	    (s->cfg.events & (1u << EV_SWITCH)))
 		w |= 1u << EV_TASK_EXEC;
 	return w;
 }
