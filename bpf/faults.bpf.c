@@ -162,6 +162,8 @@ static __always_inline void location_count(void *ctx, __u32 tgid, __u32 cls, __u
 			}
 			if (frame.status == BPF_STACK_BUILD_ID_VALID)
 				bpf_map_update_elem(&loc_cache, &ck, &frame, BPF_ANY);
+			else
+				want_maps(key.tgid);
 		}
 		key.status = frame.status;
 		key.offset_or_ip = frame.offset;

@@ -252,6 +252,7 @@ struct user_stack {
 /* Ring-buffer records: rare events userspace must react to while the process is alive. */
 enum mm_record_type {
 	REC_EXEC = 1, /* a tracked process exec'ed: register its new binary for symbols */
+	REC_MAPS = 2, /* a stack of this process holds raw addresses: snapshot its mappings now */
 };
 
 struct mm_record {

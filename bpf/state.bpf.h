@@ -262,10 +262,56 @@ static __always_inline __u64 store_kernel_stack(struct stack_scratch *sc, long l
 	return 0;
 }
 
+/* The last REC_MAPS request of this CPU (see want_maps()). */
+struct maps_request {
+	__u32 tgid;
+	__u32 pad;
+	__u64 ts;
+};
+
+STATE_DECL struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct maps_request);
+} last_maps_request SEC(".maps");
+
+/*
+ * A user frame came back as a raw address, not (build ID, offset): the kernel could not look up
+ * its mapping, as when the event happens with the address space's lock held for writing
+ * (mprotect, munmap, mmap: where TLB flushes come from). Userspace resolves such an address
+ * through a snapshot of /proc/PID/maps, which must be taken while the process lives and after
+ * its libraries are mapped; a process of a few milliseconds is gone before any snapshot on a
+ * timer. So ask for one now, at most once a millisecond per CPU and process.
+ */
+static __always_inline void want_maps(__u32 tgid)
+{
+	__u32 zero = 0;
+	struct maps_request *last = bpf_map_lookup_elem(&last_maps_request, &zero);
+	__u64 now = bpf_ktime_get_ns();
+	struct mm_record *r;
+
+	if (!last || (last->tgid == tgid && now - last->ts < 1000000ULL))
+		return;
+	last->tgid = tgid;
+	last->ts = now;
+	r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
+	if (!r) {
+		count_lost(CNT_LOST_RINGBUF);
+		return;
+	}
+	r->type = REC_MAPS;
+	r->tgid = tgid;
+	r->comm[0] = '\0';
+	r->filename[0] = '\0';
+	bpf_ringbuf_submit(r, 0);
+}
+
 /* Store the user stack in sc->u (n frames); its content hash, or 0 when the map is full. */
 static __always_inline __u64 store_user_stack(struct stack_scratch *sc, __u32 n)
 {
 	__u64 h = FNV_BASIS;
+	bool raw = false;
 
 	if (n == 0)
 		return 0;
@@ -278,12 +324,17 @@ static __always_inline __u64 store_user_stack(struct stack_scratch *sc, __u32 n)
 		__builtin_memcpy(&w, sc->u.f[i].build_id, sizeof(w));
 		h = (h ^ sc->u.f[i].offset_or_ip) * FNV_PRIME;
 		h = (h ^ w ^ (__u64)sc->u.f[i].status) * FNV_PRIME;
+		raw |= sc->u.f[i].status != BPF_STACK_BUILD_ID_VALID;
 	}
 	h |= 1;
-	if (bpf_map_lookup_elem(&user_stacks, &h) ||
-	    !bpf_map_update_elem(&user_stacks, &h, &sc->u, BPF_NOEXIST))
+	if (bpf_map_lookup_elem(&user_stacks, &h))
 		return h;
-	return 0;
+	if (bpf_map_update_elem(&user_stacks, &h, &sc->u, BPF_NOEXIST))
+		return 0;
+	/* A new stack: the first time its raw addresses are seen. */
+	if (raw)
+		want_maps(bpf_get_current_pid_tgid() >> 32);
+	return h;
 }
 
 /* The kernel's user stack, as (build ID, offset) frames; its id, 0 when lost. */

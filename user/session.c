@@ -382,6 +382,32 @@ static int populate_filters(struct session *s)
 	return 0;
 }
 
+/* Queue a snapshot of tgid's mappings for time due (0: as soon as possible), once. */
+static void queue_snapshot(struct session *s, int tgid, uint64_t due)
+{
+	for (int i = 0; i < s->nresnap; i++)
+		if (s->resnap[i].tgid == tgid && s->resnap[i].due == due)
+			return;
+	if (s->nresnap < (int)(sizeof(s->resnap) / sizeof(s->resnap[0]))) {
+		s->resnap[s->nresnap].tgid = tgid;
+		s->resnap[s->nresnap].due = due;
+		s->nresnap++;
+	}
+}
+
+/* How long the main loop may sleep: 50 ms, less when a snapshot falls due sooner. */
+static int poll_timeout_ms(const struct session *s)
+{
+	uint64_t now = now_ns(), first = UINT64_MAX;
+
+	for (int i = 0; i < s->nresnap; i++)
+		if (s->resnap[i].due < first)
+			first = s->resnap[i].due;
+	if (first == UINT64_MAX || first >= now + 50000000ULL)
+		return 50;
+	return first <= now ? 0 : (int)((first - now + 999999ULL) / 1000000ULL);
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
@@ -389,6 +415,17 @@ static int on_record(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*r))
 		return 0;
+	if (r->type == REC_MAPS && s->usyms) {
+		/* The process is in the middle of the event that needed it: read its mappings
+		 * now, or first thing after this pass's budget. */
+		if (!s->pass_start)
+			s->pass_start = now_ns();
+		if (now_ns() - s->pass_start < 20000000ULL)
+			usyms_add_pid(s->usyms, (int)r->tgid);
+		else
+			queue_snapshot(s, (int)r->tgid, 0);
+		return 0;
+	}
 	if (r->type == REC_EXEC && s->usyms) {
 		uint64_t now = now_ns();
 
@@ -405,13 +442,11 @@ static int on_record(void *ctx, void *data, size_t size)
 			usyms_add_pid(s->usyms, (int)r->tgid);
 			i = 1;
 		}
-		for (; i < 3 && s->nresnap < (int)(sizeof(s->resnap) / sizeof(s->resnap[0])); i++) {
-			s->resnap[s->nresnap].tgid = (int)r->tgid;
-			s->resnap[s->nresnap].due = now + (i == 0   ? 0
-							   : i == 1 ? 20000000ULL
-								    : 300000000ULL);
-			s->nresnap++;
-		}
+		for (; i < 3; i++)
+			queue_snapshot(s, (int)r->tgid,
+				       now + (i == 0   ? 0
+					      : i == 1 ? 20000000ULL
+						       : 300000000ULL));
 	}
 	return 0;
 }
@@ -830,7 +865,7 @@ int session_run(struct session *s, interval_fn on_interval)
 
 		if (s->rb) {
 			s->pass_start = 0;
-			err = ring_buffer__poll(s->rb, 50);
+			err = ring_buffer__poll(s->rb, poll_timeout_ms(s));
 			if (err < 0 && err != -EINTR) {
 				err_msg("ring buffer: %s", strerror(-err));
 				break;
