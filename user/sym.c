@@ -1704,6 +1704,12 @@ int usyms_add_pid(struct usyms *us, int pid)
 			break;
 		len += (size_t)r;
 	}
+	/* No mappings: a zombie (or a kernel thread) has no address space left. Its earlier
+	 * snapshot, if any, is what its stacks need: keep it. */
+	if (!len) {
+		err = -ESRCH;
+		goto out;
+	}
 	/* Over the cap, the cut line is dropped rather than misread. */
 	if (len == cap) {
 		while (len && buf[len - 1] != '\n')
