@@ -258,6 +258,29 @@ static int attach_point(struct session *s, const struct hook_candidate *c,
 	return add_link(s, l);
 }
 
+/*
+ * The k-th event to attach. Process tracking (fork, exit, exec) comes first: with -p and
+ * children followed, a child forked after the counting hooks were attached but before the
+ * fork hook would never enter the tracked map, and all its events would be lost, not just
+ * those of the few microseconds between two attaches.
+ */
+static int attach_order(int k)
+{
+	static const enum mm_event_id first[] = {EV_TASK_FORK, EV_TASK_EXIT, EV_TASK_EXEC};
+	const int nfirst = (int)(sizeof(first) / sizeof(first[0]));
+	int e = 0;
+
+	if (k < nfirst)
+		return first[k];
+	/* Then every other event in its catalog order. */
+	for (k -= nfirst;; e++) {
+		if (e == EV_TASK_FORK || e == EV_TASK_EXIT || e == EV_TASK_EXEC)
+			continue;
+		if (k-- == 0)
+			return e;
+	}
+}
+
 /* Keep the chosen candidates' programs, drop every other one before load. */
 static void set_autoload(struct session *s)
 {
@@ -752,7 +775,8 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 			err_msg("cannot set up the target filter: %s", strerror(-err));
 			return -1;
 		}
-		for (int e = 0; e < EV_NR && !failed_c; e++) {
+		for (int k = 0; k < EV_NR && !failed_c; k++) {
+			int e = attach_order(k);
 			const struct hook_candidate *c =
 				selection_chosen(&s->sel, (enum mm_event_id)e);
 

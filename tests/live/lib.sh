@@ -20,11 +20,22 @@ ok() {
 # one_line FILE : the first 300 bytes of FILE on one line (for FAIL details)
 one_line() { head -c 300 "$1" | tr '\n' '|'; }
 
-# attached PID : wait (up to 20 s) until mmscope process PID holds its BPF links (at least
-# two); 1 if it exits or does not attach in time. For runs started without -v.
+# attached PID : wait (up to 20 s) until mmscope process PID has attached all its hooks: it
+# holds BPF links (at least two) and their number has not changed for 0.3 s (mmscope attaches
+# its hooks one after another within a few ms; a count taken between two attaches let a test
+# start its workload before the counting hooks were in place). 1 if it exits or does not
+# attach in time. For runs started without -v (those with -v use wait_attached).
 attached() {
+	local n prev=-1 same=0
 	for _ in $(seq 400); do
-		[ "$(find /proc/"$1"/fd -lname "anon_inode:bpf_link" 2>/dev/null | wc -l)" -ge 2 ] && return 0
+		n=$(find /proc/"$1"/fd -lname "anon_inode:bpf_link" 2>/dev/null | wc -l)
+		if [ "$n" -ge 2 ] && [ "$n" -eq "$prev" ]; then
+			same=$((same + 1))
+			[ $same -ge 6 ] && return 0
+		else
+			same=0
+		fi
+		prev=$n
 		kill -0 "$1" 2>/dev/null || return 1
 		sleep 0.05
 	done
