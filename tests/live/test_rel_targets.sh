@@ -275,7 +275,7 @@ PIDS="$PIDS $P"
 rc=$?
 ok "-p --folded: exit 0" "exit $rc: $(one_line "$TMP/p.err")" [ $rc -eq 0 ]
 ok "-p --folded: the target's 500 writes are under main;...;touch_write_pages" \
-	"$(grep 'write minor' "$TMP/p.folded" | sort -t' ' -k2 -n | tail -1 | cut -c1-200)" \
+	"$(grep 'write minor' "$TMP/p.folded" | awk '{print $NF, $0}' | sort -n | tail -1 | cut -d' ' -f2- | cut -c1-200)" \
 	eval "awk '/;touch_write_pages;/ && /\\[write minor\\]/ {s += \$NF} END {exit !(s >= 500)}' \"$TMP/p.folded\""
 
 # ---- a thread killed by its own fault: the open fault never completes ----
