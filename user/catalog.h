@@ -18,8 +18,9 @@ enum hook_method {
 	HM_RAW_TP,
 	HM_TRACEPOINT,
 	HM_PERF_SW,
-	HM_PMU,	 /* a hardware PMU event, counted (no BPF program) */
-	HM_NONE, /* a pseudo-candidate that always wins: "this kernel has nothing to see" */
+	HM_PMU,	       /* a hardware PMU event, counted (no BPF program) */
+	HM_PERF_COUNT, /* a perf software event, counted by the kernel (no BPF program) */
+	HM_NONE,       /* a pseudo-candidate that always wins: "this kernel has nothing to see" */
 };
 
 enum arch_bits {
@@ -94,6 +95,13 @@ struct kcaps {
 	bool (*tracepoint_exists)(const struct kcaps *k, const char *category, const char *name);
 	int (*perf_sw_ok)(const struct kcaps *k, const char *event, const char **why);
 	int (*pmu_ok)(const struct kcaps *k, const char *event, const char **why);
+	/*
+	 * Not the kernel but the run: it only counts (mmscope stat) and its target is a scope a
+	 * perf counting event can have (host, CPUs, a cgroup, a thread, processes and their
+	 * children), so HM_PERF_COUNT may stand in for a program. Else perf_count_why says why.
+	 */
+	bool perf_count_ok;
+	const char *perf_count_why;
 	void *priv;
 };
 

@@ -28,6 +28,8 @@ const char *faults_latency_method(const struct session *s, char *buf, size_t len
 	if (!done)
 		return NULL;
 	switch (done->method) {
+	case HM_PERF_COUNT:
+		return NULL; /* counted, no program: no latency */
 	case HM_FENTRY:
 		snprintf(buf, len, "fentry/fexit handle_mm_fault (each call, including GUP)");
 		break;

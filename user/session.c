@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <dirent.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -213,6 +214,130 @@ static int attach_perf_sw(struct session *s, struct bpf_program *prog, const cha
 	return 0;
 }
 
+static int add_counter(struct session *s, int fd, int cpu, int counter)
+{
+	if (s->ncounters == s->capcounters) {
+		int cap = s->capcounters ? 2 * s->capcounters : 16;
+		struct perf_counter *c = realloc(s->counters, (size_t)cap * sizeof(*c));
+
+		if (!c) {
+			close(fd);
+			return -ENOMEM;
+		}
+		s->counters = c;
+		s->capcounters = cap;
+	}
+	s->counters[s->ncounters++] = (struct perf_counter){fd, cpu, counter};
+	return 0;
+}
+
+/* One counting event on task tid (and, inherited, on the threads and children it makes). */
+static int count_task(struct session *s, struct perf_event_attr *attr, pid_t tid, int counter)
+{
+	int fd = (int)syscall(SYS_perf_event_open, attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	return add_counter(s, fd, -1, counter);
+}
+
+/*
+ * HM_PERF_COUNT: the kernel counts the event in the run's scope, no program runs. The scope
+ * is the BPF filter's (session_perf_count_scope() admits only the filters this can express):
+ * the command with its children (inherit), the -p processes (each thread's event, inherited
+ * by the threads and children it makes: a thread a target starts while its threads are being
+ * listed may be missed, as with perf stat -p), one thread (-t), or per CPU for the host, the
+ * -C CPUs or a cgroup and its descendants (a cgroup event).
+ */
+static int open_counting(struct session *s, const char *event)
+{
+	struct perf_event_attr attr = {0};
+	int cfg = perf_sw_config(event);
+	int counter = cfg == PERF_COUNT_SW_PAGE_FAULTS_MAJ ? CNT_FAULT_MAJOR : CNT_FAULT_MINOR;
+	uint64_t mask[MMSCOPE_MAX_CPUS / 64];
+	int err;
+
+	if (cfg != PERF_COUNT_SW_PAGE_FAULTS_MIN && cfg != PERF_COUNT_SW_PAGE_FAULTS_MAJ)
+		return -EINVAL;
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = (unsigned int)cfg;
+	if (s->opts->tid)
+		return count_task(s, &attr, s->opts->tid, counter);
+	if (s->child > 0 || s->opts->npids) {
+		attr.inherit = 1;
+		/* --no-children: the threads, not the child processes (Linux 5.13, 2b26f0aa0049) */
+		attr.inherit_thread = s->opts->no_children;
+		if (s->child > 0)
+			return count_task(s, &attr, s->child, counter);
+		for (int i = 0; i < s->opts->npids; i++) {
+			char path[64];
+			struct dirent *d;
+			DIR *dir;
+
+			snprintf(path, sizeof(path), "/proc/%d/task", s->opts->pids[i]);
+			dir = opendir(path);
+			if (!dir)
+				return -errno;
+			err = 0;
+			while (!err && (d = readdir(dir))) {
+				pid_t tid = (pid_t)atoi(d->d_name);
+
+				if (tid <= 0)
+					continue;
+				err = count_task(s, &attr, tid, counter);
+				if (err == -ESRCH) /* the thread exited meanwhile */
+					err = 0;
+			}
+			closedir(dir);
+			if (err)
+				return err;
+		}
+		return 0;
+	}
+	if (online_cpus(s, mask))
+		return -EINVAL;
+	for (int cpu = 0; cpu < MMSCOPE_MAX_CPUS; cpu++) {
+		int fd;
+
+		if (!(mask[cpu / 64] & (1ULL << (cpu % 64))))
+			continue;
+		if (s->opts->cgroup)
+			fd = (int)syscall(SYS_perf_event_open, &attr, s->cgroup_fd, cpu, -1,
+					  PERF_FLAG_FD_CLOEXEC | PERF_FLAG_PID_CGROUP);
+		else
+			fd = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1,
+					  PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		err = add_counter(s, fd, cpu, counter);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Whether kernel-counted events can stand in for programs in this run (open_counting()). */
+static void perf_count_scope(struct session *s)
+{
+	const struct mm_opts *o = s->opts;
+	bool task = o->tid || o->npids || s->child > 0;
+	int scopes = !!o->tid + (o->npids || s->child > 0) + !!o->cgroup;
+
+	s->caps.perf_count_ok = false;
+	if (!s->cfg.count_only)
+		s->caps.perf_count_why = "counting runs only (mmscope stat): latency and "
+					 "attribution need a program";
+	else if (scopes > 1)
+		s->caps.perf_count_why = "two target filters at once: a counting event has one "
+					 "scope";
+	else if (o->cpu_filter && task)
+		s->caps.perf_count_why = "-C with a process or thread target: a task's counting "
+					 "event counts on every CPU";
+	else
+		s->caps.perf_count_ok = true;
+}
+
 /* One program on each function of a list that this kernel has, cookie = its index. */
 static int attach_kprobe_list(struct session *s, struct bpf_program *prog, const char *list)
 {
@@ -241,11 +366,14 @@ static int attach_kprobe_list(struct session *s, struct bpf_program *prog, const
 static int attach_point(struct session *s, const struct hook_candidate *c,
 			const struct hook_point *p)
 {
-	struct bpf_program *prog = bpf_object__find_program_by_name(s->skel->obj, p->prog);
+	struct bpf_program *prog;
 	struct bpf_link *l;
 
 	if (c->method == HM_PMU)
 		return 0; /* counted by the subcommand with perf_event_open, no program */
+	if (c->method == HM_PERF_COUNT)
+		return open_counting(s, p->target);
+	prog = p->prog ? bpf_object__find_program_by_name(s->skel->obj, p->prog) : NULL;
 	if (!prog)
 		return -ENOENT;
 	if (c->method == HM_PERF_SW)
@@ -496,9 +624,9 @@ static void detach_all(struct session *s)
 	for (int i = 0; i < s->nlinks; i++)
 		bpf_link__destroy(s->links[i]);
 	s->nlinks = 0;
-	for (int i = 0; i < s->nperf; i++)
-		close(s->perf_fds[i]);
-	s->nperf = 0;
+	for (int i = 0; i < s->ncounters; i++)
+		close(s->counters[i].fd);
+	s->ncounters = 0;
 	ring_buffer__free(s->rb);
 	s->rb = NULL;
 	mmscope__destroy(s->skel);
@@ -715,6 +843,7 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 	if (opts->argv && start_child(s))
 		return -1;
 
+	perf_count_scope(s);
 	/* open → select → configure → load → attach; a hook refused at attach is excluded and
 	 * the next candidate tried, from a fresh object. */
 	for (tries = 0; tries < 8; tries++) {
@@ -780,7 +909,7 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 			const struct hook_candidate *c =
 				selection_chosen(&s->sel, (enum mm_event_id)e);
 
-			for (int i = 0; c && i < HOOK_MAX_POINTS && c->points[i].prog; i++) {
+			for (int i = 0; c && i < HOOK_MAX_POINTS && c->points[i].target; i++) {
 				err = attach_point(s, c, &c->points[i]);
 				if (err) {
 					struct cand_result *r =
@@ -962,6 +1091,18 @@ int session_read_stats(struct session *s, struct mm_stats *out, struct mm_stats 
 		free(percpu);
 		return err;
 	}
+	/* Counters the kernel kept (HM_PERF_COUNT): no program counted these. */
+	for (int i = 0; i < s->ncounters; i++) {
+		const struct perf_counter *c = &s->counters[i];
+		uint64_t v;
+
+		if (read(c->fd, &v, sizeof(v)) != (ssize_t)sizeof(v))
+			continue;
+		if (c->cpu >= 0 && c->cpu < s->ncpus)
+			percpu[c->cpu].c[c->counter] += v;
+		else
+			out->c[c->counter] += v; /* a task's: not per CPU */
+	}
 	/* struct mm_stats is all __u64: sum it as one array. */
 	for (int cpu = 0; cpu < s->ncpus; cpu++) {
 		const __u64 *src = (const __u64 *)&percpu[cpu];
@@ -1059,7 +1200,7 @@ int session_close(struct session *s, int status)
 		close(s->child_err_fd);
 	detach_all(s);
 	free(s->links);
-	free(s->perf_fds);
+	free(s->counters);
 	for (int i = 0; i < MAX_TARGET_PIDS; i++)
 		if (s->pidfds[i] >= 0)
 			close(s->pidfds[i]);

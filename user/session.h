@@ -51,8 +51,14 @@ struct session {
 	struct selection sel;
 	struct bpf_link **links;
 	int nlinks, caplinks;
-	int *perf_fds;
-	int nperf, capperf;
+	/* Kernel-counted events standing in for programs (HM_PERF_COUNT): summed by
+	 * session_read_stats() into counter c[counter], per CPU where cpu >= 0. */
+	struct perf_counter {
+		int fd;
+		int cpu; /* -1: a task's event (with its children), all CPUs */
+		int counter;
+	} * counters;
+	int ncounters, capcounters;
 	struct ring_buffer *rb;
 	unsigned int fn_attached; /* which functions of a kprobe list got attached */
 	int ncpus;		  /* possible CPUs: per-CPU map values */

@@ -63,6 +63,28 @@ static enum hook_method chosen(const struct selection *s, enum mm_event_id e)
 	return c ? c->method : HM_NONE;
 }
 
+/* The result of event e's first candidate of method m (candidates are found by method, not
+ * by position, so that adding one does not renumber every test). */
+static struct cand_result *res(struct selection *s, enum mm_event_id e, enum hook_method m)
+{
+	const struct event_desc *ev = catalog_event(e);
+
+	for (int i = 0; i < ev->ncands; i++)
+		if (ev->cands[i].method == m)
+			return &s->events[e].results[i];
+	return NULL;
+}
+
+static int cand_index(enum mm_event_id e, enum hook_method m)
+{
+	const struct event_desc *ev = catalog_event(e);
+
+	for (int i = 0; i < ev->ncands; i++)
+		if (ev->cands[i].method == m)
+			return i;
+	return -1;
+}
+
 static void this_host(void)
 {
 	/* 6.18 here: BTF, tracepoints, perf; no kprobes; fentry refused. */
@@ -74,9 +96,12 @@ static void this_host(void)
 	catalog_select(&s, &k, ALL_FAULTS, -1, NULL, NULL);
 	EXPECT(chosen(&s, EV_FAULT_ENTRY) == HM_TP_BTF);
 	EXPECT(chosen(&s, EV_FAULT_DONE) == HM_PERF_SW);
-	EXPECT(strstr(s.events[EV_FAULT_DONE].results[0].reason, "refused") != NULL);
-	EXPECT(strstr(s.events[EV_FAULT_DONE].results[1].reason, "no kprobes") != NULL);
-	EXPECT(s.events[EV_FAULT_DONE].results[0].status == CAND_REFUSED);
+	EXPECT(strstr(res(&s, EV_FAULT_DONE, HM_FENTRY)->reason, "refused") != NULL);
+	EXPECT(strstr(res(&s, EV_FAULT_DONE, HM_KPROBE)->reason, "no kprobes") != NULL);
+	EXPECT(res(&s, EV_FAULT_DONE, HM_FENTRY)->status == CAND_REFUSED);
+	/* Not a counting run: the kernel's counters do not stand in for the program. */
+	EXPECT(res(&s, EV_FAULT_DONE, HM_PERF_COUNT)->status == CAND_REFUSED);
+	EXPECT(strstr(res(&s, EV_FAULT_DONE, HM_PERF_COUNT)->reason, "counting runs only") != NULL);
 	EXPECT(s.events[EV_FAULT_ENTRY].results[1].status == CAND_UNTRIED);
 	EXPECT(!s.events[EV_TASK_FORK].wanted);
 }
@@ -105,7 +130,7 @@ static void no_btf_ppc(void)
 	EXPECT(chosen(&s, EV_FAULT_ENTRY) == HM_PERF_SW);
 	EXPECT(strstr(s.events[EV_FAULT_ENTRY].results[0].reason, "wrong architecture") != NULL);
 	EXPECT(chosen(&s, EV_FAULT_DONE) == HM_KPROBE);
-	EXPECT(strstr(s.events[EV_FAULT_DONE].results[0].reason, "no kernel BTF") != NULL);
+	EXPECT(strstr(res(&s, EV_FAULT_DONE, HM_FENTRY)->reason, "no kernel BTF") != NULL);
 	EXPECT(chosen(&s, EV_TASK_FORK) == HM_RAW_TP);
 }
 
@@ -129,7 +154,7 @@ static void nothing_works(void)
 	catalog_select(&s, &k, ALL_FAULTS, -1, NULL, NULL);
 	EXPECT(chosen(&s, EV_FAULT_ENTRY) == HM_NONE);
 	EXPECT(chosen(&s, EV_FAULT_DONE) == HM_NONE);
-	EXPECT(strstr(s.events[EV_FAULT_DONE].results[2].reason, "cannot be opened") != NULL);
+	EXPECT(strstr(res(&s, EV_FAULT_DONE, HM_PERF_SW)->reason, "cannot be opened") != NULL);
 }
 
 static void forced_method(void)
@@ -155,14 +180,44 @@ static void attach_failure_falls_back(void)
 	unsigned int excluded[EV_NR] = {0};
 
 	catalog_select(&first, &k, ALL_FAULTS, -1, NULL, NULL);
-	snprintf(first.events[EV_FAULT_DONE].results[0].reason,
+	snprintf(res(&first, EV_FAULT_DONE, HM_FENTRY)->reason,
 		 sizeof(first.events[0].results[0].reason), "handle_mm_fault: attach failed: busy");
-	excluded[EV_FAULT_DONE] = 1u << 0;
+	excluded[EV_FAULT_DONE] = 1u << cand_index(EV_FAULT_DONE, HM_FENTRY);
 	catalog_select(&second, &k, ALL_FAULTS, -1, excluded, &first);
 	EXPECT(chosen(&second, EV_FAULT_DONE) == HM_KPROBE);
-	EXPECT(second.events[EV_FAULT_DONE].results[0].status == CAND_REFUSED);
-	EXPECT_STREQ(second.events[EV_FAULT_DONE].results[0].reason,
+	EXPECT(res(&second, EV_FAULT_DONE, HM_FENTRY)->status == CAND_REFUSED);
+	EXPECT_STREQ(res(&second, EV_FAULT_DONE, HM_FENTRY)->reason,
 		     "handle_mm_fault: attach failed: busy");
+}
+
+static void counting_run(void)
+{
+	/* mmscope stat with a scope a counting event can have: the kernel counts, no program,
+	 * ahead of even fentry (no latency is wanted). */
+	struct fake f = {true, true, true, true};
+	struct kcaps k = make_caps(&f, ARCH_X86, true);
+	struct selection s;
+
+	k.perf_count_ok = true;
+	catalog_select(&s, &k, ALL_FAULTS, -1, NULL, NULL);
+	EXPECT(chosen(&s, EV_FAULT_DONE) == HM_PERF_COUNT);
+	EXPECT(chosen(&s, EV_FAULT_ENTRY) == HM_TP_BTF);
+	/* The perf events cannot be opened: then a program. */
+	f.perf = false;
+	catalog_select(&s, &k, ALL_FAULTS, -1, NULL, NULL);
+	EXPECT(chosen(&s, EV_FAULT_DONE) == HM_FENTRY);
+	EXPECT(strstr(res(&s, EV_FAULT_DONE, HM_PERF_COUNT)->reason, "cannot be opened") != NULL);
+	/* A filter it cannot express: refused with the run's reason. */
+	f.perf = true;
+	k.perf_count_ok = false;
+	k.perf_count_why = "two target filters at once: a counting event has one scope";
+	catalog_select(&s, &k, ALL_FAULTS, -1, NULL, NULL);
+	EXPECT(chosen(&s, EV_FAULT_DONE) == HM_FENTRY);
+	EXPECT_STREQ(res(&s, EV_FAULT_DONE, HM_PERF_COUNT)->reason, k.perf_count_why);
+	/* --method perf forces the program on the perf event. */
+	k.perf_count_ok = true;
+	catalog_select(&s, &k, ALL_FAULTS, HM_PERF_SW, NULL, NULL);
+	EXPECT(chosen(&s, EV_FAULT_DONE) == HM_PERF_SW);
 }
 
 static void probe_all_marks_fallbacks(void)
@@ -185,8 +240,11 @@ static void describe_and_names(void)
 
 	hook_cand_describe(&catalog_event(EV_FAULT_ENTRY)->cands[0], buf, sizeof(buf));
 	EXPECT_STREQ(buf, "exceptions:page_fault_user+page_fault_kernel");
-	hook_cand_describe(&catalog_event(EV_FAULT_DONE)->cands[0], buf, sizeof(buf));
+	hook_cand_describe(
+		&catalog_event(EV_FAULT_DONE)->cands[cand_index(EV_FAULT_DONE, HM_FENTRY)], buf,
+		sizeof(buf));
 	EXPECT_STREQ(buf, "handle_mm_fault");
+	EXPECT_STREQ(hook_method_name(HM_PERF_COUNT), "perf-count");
 	EXPECT(arch_from_uname("x86_64") == ARCH_X86);
 	EXPECT(arch_from_uname("ppc64le") == ARCH_POWERPC);
 	EXPECT(arch_from_uname("aarch64") == ARCH_ARM64);
@@ -194,5 +252,5 @@ static void describe_and_names(void)
 }
 
 TEST_MAIN(T(this_host), T(full_kernel), T(no_btf_ppc), T(no_tracepoints), T(nothing_works),
-	  T(forced_method), T(attach_failure_falls_back), T(probe_all_marks_fallbacks),
-	  T(describe_and_names))
+	  T(forced_method), T(attach_failure_falls_back), T(counting_run),
+	  T(probe_all_marks_fallbacks), T(describe_and_names))
