@@ -26,6 +26,8 @@ static __always_inline void track_fork(__u32 parent_tgid, __u32 child_pid, __u32
 		return;
 	if (bpf_map_update_elem(&tracked, &child_tgid, &one, BPF_ANY))
 		count_lost(CNT_LOST_TRACKED);
+	else
+		tracked_changed();
 }
 
 /* The last thread of a process exits (do_exit() has just decremented signal->live): its
@@ -34,8 +36,9 @@ static __always_inline void track_exit(struct task_struct *task)
 {
 	__u32 tgid = BPF_CORE_READ(task, tgid);
 
-	if (filter_tgid && BPF_CORE_READ(task, signal, live.counter) == 0)
-		bpf_map_delete_elem(&tracked, &tgid);
+	if (filter_tgid && BPF_CORE_READ(task, signal, live.counter) == 0 &&
+	    bpf_map_delete_elem(&tracked, &tgid) == 0)
+		tracked_changed();
 	/* Every exiting thread: its open_faults entry goes, so that the map holds live threads
 	 * only however long the run; a fault still open will never complete: incomplete. */
 	if (!count_only) {

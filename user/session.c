@@ -993,7 +993,9 @@ static bool targets_gone(struct session *s)
 			}
 			/* It exited (possibly before we attached: a zombie's exit event came before
 			 * our hooks). Forget its pid now, before it can be reused by a stranger. */
-			bpf_map_delete_elem(bpf_map__fd(s->skel->maps.tracked), &pid);
+			if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.tracked), &pid) == 0)
+				/* the BPF side's cached decisions (tgid_tracked()) are stale */
+				__atomic_fetch_add(&s->skel->bss->tracked_gen, 1, __ATOMIC_SEQ_CST);
 			close(s->pidfds[i]);
 			s->pidfds[i] = -1;
 		}
