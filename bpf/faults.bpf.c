@@ -31,7 +31,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, struct fault_location_key);
-	__type(value, __u64);
+	__type(value, struct fault_location);
 } locations SEC(".maps");
 
 /* handle_mm_fault() calls in flight (fentry/kprobe latency), by thread. */
@@ -108,69 +108,69 @@ static __always_inline void proc_count(__u32 tgid, __u32 cls, bool completion)
 	}
 }
 
-/* Build IDs of fault locations, by (process, address space, address): an exec gets a new mm,
- * so a re-exec'ed process never reuses another image's entries. */
-struct loc_cache_key {
-	__u32 tgid;
-	__u32 pad;
-	__u64 mm;
-	__u64 ip;
-};
+/*
+ * The user leaf frame of a fault is the faulting instruction: its address comes from the saved
+ * user registers (bpf_get_stack() for one frame costs a perf callchain setup). Its build ID
+ * costs an mmap_read_trylock with interrupts off (an irq_work to unlock) and an ELF note parse,
+ * ~9 us a fault on the benchmark VM: it is read when a location is first seen, and again only
+ * while it could not be (a raw address, e.g. with the mm lock held for writing).
+ */
+static __always_inline void read_user_frame(void *ctx, struct fault_location *loc, __u32 tgid)
+{
+	struct bpf_stack_build_id frame;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct loc_cache_key);
-	__type(value, struct bpf_stack_build_id);
-} loc_cache SEC(".maps");
+	if (bpf_get_stack(ctx, &frame, sizeof(frame), BPF_F_USER_STACK | BPF_F_USER_BUILD_ID) <= 0)
+		return;
+	if (frame.status != BPF_STACK_BUILD_ID_VALID) {
+		want_maps(tgid);
+		if (loc->status == BPF_STACK_BUILD_ID_VALID)
+			return;
+	}
+	loc->offset_or_ip = frame.offset;
+	__builtin_memcpy(loc->build_id, frame.build_id, sizeof(loc->build_id));
+	loc->status = frame.status;
+}
 
 static __always_inline void location_count(void *ctx, __u32 tgid, __u32 cls, __u64 kernel_ip)
 {
-	struct fault_location_key key = {};
-	struct bpf_stack_build_id frame;
+	struct fault_location_key key = {.tgid = tgid};
+	struct fault_location *loc, init = {.count = 1};
 
-	key.tgid = tgid;
 	if (!(cls & FC_USER)) {
-		key.kernel_ip = kernel_ip;
+		key.kernel = 1;
+		key.ip = kernel_ip;
 	} else {
-		struct loc_cache_key ck = {.tgid = tgid};
-		struct bpf_stack_build_id *cached;
 		struct task_struct *t = (struct task_struct *)bpf_get_current_task();
 		struct pt_regs *regs = current_user_regs();
-		long n;
 
-		/* The user leaf frame is the faulting instruction: its address, read from the
-		 * saved user registers (bpf_get_stack() for one frame costs a perf callchain
-		 * setup). Its build ID costs an mmap_read_trylock with interrupts off (an irq_work
-		 * to unlock) and an ELF note parse, ~9 us a fault on the benchmark VM: it is looked
-		 * up once per (process, address space, address) and cached. */
 		if (!regs) {
 			count_lost(CNT_LOST_LOCATION);
 			return;
 		}
-		ck.ip = PT_REGS_IP_CORE(regs);
-		ck.mm = (__u64)BPF_CORE_READ(t, mm);
-		cached = bpf_map_lookup_elem(&loc_cache, &ck);
-		if (cached) {
-			frame = *cached;
-		} else {
-			n = bpf_get_stack(ctx, &frame, sizeof(frame),
-					  BPF_F_USER_STACK | BPF_F_USER_BUILD_ID);
-			if (n <= 0) {
-				count_lost(CNT_LOST_LOCATION);
-				return;
-			}
-			if (frame.status == BPF_STACK_BUILD_ID_VALID)
-				bpf_map_update_elem(&loc_cache, &ck, &frame, BPF_ANY);
-			else
-				want_maps(key.tgid);
-		}
-		key.status = frame.status;
-		key.offset_or_ip = frame.offset;
-		if (frame.status == BPF_STACK_BUILD_ID_VALID)
-			__builtin_memcpy(key.build_id, frame.build_id, sizeof(key.build_id));
+		key.ip = PT_REGS_IP_CORE(regs);
+		key.mm = (__u64)BPF_CORE_READ(t, mm);
 	}
-	hash_add(&locations, &key, 1, CNT_LOST_LOCATION);
+	loc = bpf_map_lookup_elem(&locations, &key);
+	if (loc) {
+		__sync_fetch_and_add(&loc->count, 1);
+		if (!key.kernel && loc->status != BPF_STACK_BUILD_ID_VALID)
+			read_user_frame(ctx, loc, tgid); /* a raw address: try the build ID again */
+		return;
+	}
+	if (!key.kernel) {
+		read_user_frame(ctx, &init, tgid);
+		if (!init.status) {
+			count_lost(CNT_LOST_LOCATION);
+			return;
+		}
+	}
+	if (bpf_map_update_elem(&locations, &key, &init, BPF_NOEXIST) == 0)
+		return;
+	loc = bpf_map_lookup_elem(&locations, &key); /* another CPU created it first */
+	if (loc)
+		__sync_fetch_and_add(&loc->count, 1);
+	else
+		count_lost(CNT_LOST_LOCATION);
 }
 
 static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 kernel_ip)

@@ -194,17 +194,28 @@ struct proc_faults {
 };
 
 /*
- * A fault location: the kernel instruction for faults taken in kernel mode, or the user
- * instruction as (build ID, file offset), or as a raw address when the build ID could not be
- * read (status as in struct bpf_stack_build_id: 1 = build ID valid, 2 = raw ip).
+ * A fault location, keyed by what the fault handler sees: the process, its address space and
+ * the faulting instruction (a kernel address for faults taken in kernel mode, mm 0). One
+ * lookup a fault; the build ID is read once per key (an exec gets a new mm, so a re-exec'ed
+ * process never reuses another image's entries).
  */
 struct fault_location_key {
 	__u32 tgid;
+	__u32 kernel; /* 1: a kernel-mode fault, ip is the kernel's */
+	__u64 mm;
+	__u64 ip;
+};
+
+/* The count, and the user instruction as (build ID, file offset), or as the raw address when
+ * the build ID could not be read (status as in struct bpf_stack_build_id: 1 = build ID
+ * valid, 2 = raw ip; 0 for kernel-mode faults). */
+struct fault_location {
+	__u64 count;
 	__u32 status;
-	__u64 kernel_ip; /* nonzero for kernel-mode faults */
+	__u32 pad;
 	__u64 offset_or_ip;
 	unsigned char build_id[MMSCOPE_BUILD_ID_SIZE];
-	__u32 pad;
+	__u32 pad2;
 };
 
 /* One folded-stack record: process, both stacks, and the event kind of the leaf frame. */

@@ -455,7 +455,6 @@ static void configure(struct session *s)
 	}
 	if (!s->cfg.locations) {
 		bpf_map__set_max_entries(sk->maps.locations, 1);
-		bpf_map__set_max_entries(sk->maps.loc_cache, 1);
 	}
 	if (!s->cfg.procs)
 		bpf_map__set_max_entries(sk->maps.procs, 1);

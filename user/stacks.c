@@ -119,25 +119,27 @@ struct location_row *read_locations(struct session *s, int *n)
 	*n = 0;
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		char sym[256], dso[512];
+		struct fault_location loc;
 		uint64_t count, off;
 		int i;
 
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &count))
+		if (bpf_map_lookup_elem(fd, &key, &loc))
 			continue;
+		count = loc.count;
 		dso[0] = '\0';
-		if (key.kernel_ip) {
-			const char *name = session_ksyms(s) ? ksyms_resolve(session_ksyms(s),
-									    key.kernel_ip, &off)
-							    : NULL;
+		if (key.kernel) {
+			const char *name = session_ksyms(s)
+						   ? ksyms_resolve(session_ksyms(s), key.ip, &off)
+						   : NULL;
 
 			snprintf(sym, sizeof(sym), "%s", name ? name : "[unknown]");
 			snprintf(dso, sizeof(dso), "[kernel]");
 		} else {
 			struct usym u;
 
-			resolve_user_retry(s, key.tgid, key.status, key.build_id, key.offset_or_ip,
+			resolve_user_retry(s, key.tgid, loc.status, loc.build_id, loc.offset_or_ip,
 					   &u);
 			snprintf(sym, sizeof(sym), "%s", u.name ? u.name : "[unknown]");
 			snprintf(dso, sizeof(dso), "%s", u.dso ? u.dso : "[unknown]");

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# mmscope faults: the top fault locations against page_touch's arithmetic. Each write fault of
+# its loop is taken by one instruction of touch_write_pages, each read fault by one of
+# touch_read_pages, each kernel-mode fault in the kernel's /dev/zero read; the exec faults land
+# in its memfd (no symbols: [unknown] in that DSO). Locations are counted per (process, address
+# space, instruction) in the kernel and merged by symbol here, so the same code run by several
+# processes (and re-exec'ed: a new address space) adds up.
+. "$(dirname "$0")/lib.sh"
+
+PT="$WORKLOADS/page_touch"
+W=3000 R=1000 X=50 K=200
+
+# loc FILE SYMBOL|* DSO-SUBSTRING : the summed count of the rows with that symbol and DSO
+loc() {
+	python3 - "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(sum(r["count"] for r in d["faults"]["top_locations"]
+          if sys.argv[2] in ("*", r["symbol"]) and sys.argv[3] in r["dso"]))
+PY
+}
+
+"$MMSCOPE" faults --json --top 50 -o "$TMP/one.json" -- "$PT" -w $W -r $R -x $X -k $K >/dev/null 2>"$TMP/one.err"
+rc=$?
+ok "locations: exit 0" "exit $rc: $(one_line "$TMP/one.err")" [ $rc -eq 0 ]
+ok "locations: touch_write_pages holds the $W write faults" "$(loc "$TMP/one.json" touch_write_pages page_touch)" \
+	[ "$(loc "$TMP/one.json" touch_write_pages page_touch)" -eq $W ]
+ok "locations: touch_read_pages holds the $R read faults" "$(loc "$TMP/one.json" touch_read_pages page_touch)" \
+	[ "$(loc "$TMP/one.json" touch_read_pages page_touch)" -eq $R ]
+ok "locations: the memfd's code holds the $X exec faults ([unknown]: no symbols)" "$(loc "$TMP/one.json" '[unknown]' memfd:)" \
+	[ "$(loc "$TMP/one.json" '[unknown]' memfd:)" -eq $X ]
+# The kernel function that clears the pages depends on the kernel (read_zero on 6.18); a few
+# kernel-mode faults of the start-up (exec, ld.so's system calls) come on top.
+ok "locations: kernel rows hold the $K kernel-mode faults (+ <= 20 start-up)" "$(loc "$TMP/one.json" '*' '[kernel]')" \
+	between "$(loc "$TMP/one.json" '*' '[kernel]')" $K $((K + 20))
+
+# Three processes, one of them exec'ed twice (sh -c 'exec page_touch' after a fork): one row.
+"$MMSCOPE" faults --json --top 50 -o "$TMP/three.json" -- sh -c \
+	"'$PT' -w 1000 >/dev/null; '$PT' -w 1000 >/dev/null; exec '$PT' -w 1000 >/dev/null" >/dev/null 2>"$TMP/three.err"
+rc=$?
+ok "locations, 3 processes: exit 0" "exit $rc: $(one_line "$TMP/three.err")" [ $rc -eq 0 ]
+ok "locations, 3 processes: one touch_write_pages row holds all 3000 writes" \
+	"$(loc "$TMP/three.json" touch_write_pages page_touch)" [ "$(loc "$TMP/three.json" touch_write_pages page_touch)" -eq 3000 ]
