@@ -22,13 +22,6 @@ char LICENSE[] SEC("license") = "GPL";
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u32);
-	__type(value, struct proc_faults);
-} procs SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, struct fault_location_key);
 	__type(value, struct fault_location);
@@ -78,6 +71,9 @@ static __always_inline void proc_count(__u32 tgid, __u32 cls, bool completion)
 	if (!p) {
 		if (completion)
 			return; /* its entry was lost already */
+		/* The comm is the process's when first seen, and its new image's after an exec
+		 * (proc_exec_comm()): not copied on every fault. */
+		bpf_get_current_comm(zero.comm, sizeof(zero.comm));
 		bpf_map_update_elem(&procs, &tgid, &zero, BPF_NOEXIST);
 		p = bpf_map_lookup_elem(&procs, &tgid);
 		if (!p) {
@@ -92,8 +88,6 @@ static __always_inline void proc_count(__u32 tgid, __u32 cls, bool completion)
 			__sync_fetch_and_add(&p->minor, 1);
 		return;
 	}
-	/* The comm of the latest fault: a process that exec'ed shows its new image. */
-	bpf_get_current_comm(p->comm, sizeof(p->comm));
 	if (cls & FC_USER)
 		__sync_fetch_and_add(&p->user, 1);
 	else

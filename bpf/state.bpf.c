@@ -133,6 +133,7 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(exec_btf, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	exec_switched_mm();
+	proc_exec_comm(bpf_get_current_pid_tgid() >> 32);
 	emit_exec(BPF_CORE_READ(bprm, filename));
 	return 0;
 }
@@ -141,6 +142,7 @@ SEC("raw_tp/sched_process_exec")
 int BPF_PROG(exec_raw, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	exec_switched_mm();
+	proc_exec_comm(bpf_get_current_pid_tgid() >> 32);
 	emit_exec(BPF_CORE_READ(bprm, filename));
 	return 0;
 }

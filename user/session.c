@@ -498,7 +498,8 @@ static unsigned int wanted_events(const struct session *s)
 			w |= 1u << EV_TASK_FORK;
 	}
 	/* exec: symbols of the new image, and the CPU's new address space for switch classes */
-	if (s->cfg.stacks || s->cfg.tlb_stacks || s->cfg.locations ||
+	/* exec: also the name of a process's fault row (bpf/faults.bpf.h proc_exec_comm()) */
+	if (s->cfg.stacks || s->cfg.tlb_stacks || s->cfg.locations || s->cfg.procs ||
 	    (s->cfg.events & (1u << EV_SWITCH)))
 		w |= 1u << EV_TASK_EXEC;
 	return w;

@@ -42,3 +42,15 @@ rc=$?
 ok "locations, 3 processes: exit 0" "exit $rc: $(one_line "$TMP/three.err")" [ $rc -eq 0 ]
 ok "locations, 3 processes: one touch_write_pages row holds all 3000 writes" \
 	"$(loc "$TMP/three.json" touch_write_pages page_touch)" [ "$(loc "$TMP/three.json" touch_write_pages page_touch)" -eq 3000 ]
+
+# ---- the per-process table's name: the new image's after an exec ----
+# sh takes a few faults as "sh", then execs page_touch (same pid): the row is page_touch's,
+# and holds both images' faults (>= its 2000 writes).
+"$MMSCOPE" faults --json -o "$TMP/exec.json" -- sh -c "exec '$PT' -w 2000 >/dev/null" >/dev/null 2>"$TMP/exec.err"
+read -r comm writes < <(python3 -c "
+import json, sys
+rows = json.load(open(sys.argv[1]))['faults']['by_process']
+print(rows[0]['comm'], rows[0]['write']) if len(rows) == 1 else print('rows', len(rows))" "$TMP/exec.json")
+ok "by_process: one row for the exec'ed pid, named by the new image" "comm $comm, writes $writes" \
+	[ "$comm" = page_touch ]
+ok "by_process: that row holds the 2000 writes" "writes $writes" [ "${writes:-0}" -ge 2000 ]
