@@ -493,7 +493,7 @@ static bool check_candidate(const struct hook_candidate *c, const struct kcaps *
 				return false;
 			}
 	}
-	for (int i = 0; i < HOOK_MAX_POINTS && c->points[i].prog; i++) {
+	for (int i = 0; i < HOOK_MAX_POINTS && c->points[i].prog && c->points[i].target; i++) {
 		const char *t = c->points[i].target;
 		char cat[64];
 		const char *name = strchr(t, ':');
