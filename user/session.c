@@ -559,45 +559,39 @@ static int poll_timeout_ms(const struct session *s)
 	return first <= now ? 0 : (int)((first - now + 999999ULL) / 1000000ULL);
 }
 
+/*
+ * A record asks for a maps snapshot of a process that may be gone in milliseconds: take it at
+ * once while this poll pass's budget lasts (so that exec storms do not delay -i intervals),
+ * else queue it for the next pass.
+ */
+static void snapshot_now(struct session *s, int tgid, uint64_t now)
+{
+	if (!s->pass_start)
+		s->pass_start = now; /* the first record of this poll */
+	if (now - s->pass_start < 20000000ULL)
+		usyms_add_pid(s->usyms, tgid);
+	else
+		queue_snapshot(s, tgid, now);
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
 	const struct mm_record *r = data;
+	uint64_t now;
 
-	if (size < sizeof(*r))
+	if (size < sizeof(*r) || !s->usyms)
 		return 0;
-	if (r->type == REC_MAPS && s->usyms) {
-		/* The process is in the middle of the event that needed it: read its mappings
-		 * now, or first thing after this pass's budget. */
-		if (!s->pass_start)
-			s->pass_start = now_ns();
-		if (now_ns() - s->pass_start < 20000000ULL)
-			usyms_add_pid(s->usyms, (int)r->tgid);
-		else
-			queue_snapshot(s, (int)r->tgid, 0);
-		return 0;
-	}
-	if (r->type == REC_EXEC && s->usyms) {
-		uint64_t now = now_ns();
-
-		/* While the process lives: its new image and loader now, its libraries once the
-		 * loader has mapped them. Taken from the main loop, within a time budget, so
-		 * that exec storms do not delay -i intervals. */
-		int i = 0;
-
-		/* Short-lived processes are gone in milliseconds: the first snapshot is taken
-		 * at once while this pass's budget lasts, queued otherwise. */
-		if (!s->pass_start)
-			s->pass_start = now; /* the first record of this poll */
-		if (now - s->pass_start < 20000000ULL) {
-			usyms_add_pid(s->usyms, (int)r->tgid);
-			i = 1;
-		}
-		for (; i < 3; i++)
-			queue_snapshot(s, (int)r->tgid,
-				       now + (i == 0   ? 0
-					      : i == 1 ? 20000000ULL
-						       : 300000000ULL));
+	now = now_ns();
+	/* REC_MAPS: the process is in the middle of the event that needed its mappings. */
+	if (r->type == REC_MAPS)
+		snapshot_now(s, (int)r->tgid, now);
+	/* REC_EXEC: its new image and loader now, its libraries once the loader has mapped
+	 * them (and again later, for what it loads at run time). */
+	if (r->type == REC_EXEC) {
+		snapshot_now(s, (int)r->tgid, now);
+		queue_snapshot(s, (int)r->tgid, now + 20000000ULL);
+		queue_snapshot(s, (int)r->tgid, now + 300000000ULL);
 	}
 	return 0;
 }
