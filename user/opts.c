@@ -74,7 +74,7 @@ void opts_usage(const struct command *cmd, FILE *f)
 			"\nTarget (default: the whole host, until Ctrl-C or -d):\n"
 			"  -p, --pid PID[,PID...]  trace these processes (all their threads, "
 			"across exec)\n"
-			"  -t, --tid TID           trace one thread\n"
+			"  -t, --tid TID           trace one thread (the run ends when it does)\n"
 			"  -c, --cgroup PATH       trace tasks in this cgroup v2 directory and "
 			"below\n"
 			"  -C, --cpu CPU[,CPU...]  only events on these CPUs (ranges: 0-3)\n"

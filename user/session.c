@@ -317,6 +317,31 @@ static int open_counting(struct session *s, const char *event)
 	return 0;
 }
 
+/*
+ * A thread's start time (field 22 of /proc/TID/stat, clock ticks since boot), which with its
+ * TID names it: a later thread given the same TID is not taken for it. 0 once it has exited
+ * (gone, or a zombie leader waiting for its group).
+ */
+static unsigned long long thread_start_time(pid_t tid)
+{
+	char path[64], buf[1024];
+	unsigned long long start = 0;
+	const char *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	if (read_small_file(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	/* The name (field 2) may hold spaces and parentheses: fields count from the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+		return 0;
+	for (int field = 2; field < 22 && p; field++) /* to the space before field 22 */
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", &start) != 1)
+		return 0;
+	return start;
+}
+
 /* Whether kernel-counted events can stand in for programs in this run (open_counting()). */
 static void perf_count_scope(struct session *s)
 {
@@ -825,6 +850,13 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 		}
 	}
 	s->pids_alive = opts->npids;
+	if (opts->tid) {
+		s->tid_start = thread_start_time(opts->tid);
+		if (!s->tid_start) {
+			err_msg("-t %d: no such thread (or it has exited)", opts->tid);
+			return -1;
+		}
+	}
 	if (cfg->stacks || cfg->tlb_stacks || cfg->locations) {
 		s->usyms = usyms_new();
 		if (s->usyms) {
@@ -960,6 +992,9 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 
 static bool targets_gone(struct session *s)
 {
+	/* -t: the run ends when its thread does. */
+	if (s->tid_start && thread_start_time(s->opts->tid) != s->tid_start)
+		return true;
 	if (s->child > 0 && !s->child_exited) {
 		int status;
 		pid_t r = waitpid(s->child, &status, WNOHANG);

@@ -69,6 +69,7 @@ struct session {
 	bool child_exited;
 	int pidfds[MAX_TARGET_PIDS];
 	int pids_alive;
+	unsigned long long tid_start; /* -t: the thread's start time, to see it end */
 	int cgroup_fd;
 
 	uint64_t t_start, t_end;

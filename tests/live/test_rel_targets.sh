@@ -290,3 +290,31 @@ read -r inc sums < <(json_get "$TMP/segv.json" \
 	'"%d %d" % (d["faults"]["incomplete"], d["faults"]["user"] + d["faults"]["kernel"] == d["faults"]["minor"] + d["faults"]["major"] + d["faults"]["incomplete"])')
 ok "fault kills its thread: incomplete >= 1; user + kernel = minor + major + incomplete" \
 	"incomplete $inc, sums agree: $sums" eval '[ "$inc" -ge 1 ] && [ "$sums" = 1 ]'
+
+# ---- -t: the run ends when its thread does ----
+# A python thread (not the process's leader) prints its TID, lives 1 s and ends; the process
+# lives on 8 s more. mmscope -t TID (no -d) must end with the thread, exit 0 and write its
+# summary; a second run on the same TID after the thread is gone refuses it.
+mkfifo "$TMP/tidfifo"
+python3 -c '
+import threading, time
+def work():
+    print(threading.get_native_id(), flush=True)
+    time.sleep(1)
+t = threading.Thread(target=work); t.start(); t.join(); time.sleep(8)' >"$TMP/tidfifo" &
+PY=$!
+PIDS="$PIDS $PY"
+read -r TID <"$TMP/tidfifo"
+t0=$(now_ms)
+timeout 6 "$MMSCOPE" stat --json -o "$TMP/tid.json" -t "$TID" 2>"$TMP/tid.err"
+rc=$?
+took=$(($(now_ms) - t0))
+ok "-t thread exits: the run ends with it, exit 0 (not at the process's end)" \
+	"exit $rc after $took ms: $(one_line "$TMP/tid.err")" eval '[ $rc -eq 0 ] && [ $took -lt 5000 ]'
+ok "-t thread exits: the summary is written" "$(head -c 200 "$TMP/tid.json")" \
+	eval "python3 -c 'import json,sys; json.load(open(sys.argv[1]))[\"faults\"]' '$TMP/tid.json'"
+"$MMSCOPE" stat -t "$TID" -d 1 >/dev/null 2>"$TMP/tid2.err"
+rc=$?
+ok "-t on a thread that has exited: a clear error, exit non-zero" "exit $rc: $(one_line "$TMP/tid2.err")" \
+	eval '[ $rc -ne 0 ] && grep -q "no such thread\|no thread with TID" "$TMP/tid2.err"'
+kill $PY 2>/dev/null
