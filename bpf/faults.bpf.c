@@ -145,26 +145,21 @@ static __always_inline void location_count(void *ctx, __u32 tgid, __u32 cls, __u
 		key.mm = (__u64)BPF_CORE_READ(t, mm);
 	}
 	loc = bpf_map_lookup_elem(&locations, &key);
-	if (loc) {
-		__sync_fetch_and_add(&loc->count, 1);
-		if (!key.kernel && loc->status != BPF_STACK_BUILD_ID_VALID)
-			read_user_frame(ctx, loc, tgid); /* a raw address: try the build ID again */
-		return;
-	}
-	if (!key.kernel) {
-		read_user_frame(ctx, &init, tgid);
-		if (!init.status) {
-			count_lost(CNT_LOST_LOCATION);
-			return;
+	if (!loc) {
+		if (!key.kernel) {
+			read_user_frame(ctx, &init, tgid);
+			if (!init.status) {
+				count_lost(CNT_LOST_LOCATION);
+				return;
+			}
 		}
+		loc = map_insert_or_get(&locations, &key, &init, CNT_LOST_LOCATION);
+		if (!loc)
+			return;
+	} else if (!key.kernel && loc->status != BPF_STACK_BUILD_ID_VALID) {
+		read_user_frame(ctx, loc, tgid); /* a raw address: try the build ID again */
 	}
-	if (bpf_map_update_elem(&locations, &key, &init, BPF_NOEXIST) == 0)
-		return;
-	loc = bpf_map_lookup_elem(&locations, &key); /* another CPU created it first */
-	if (loc)
-		__sync_fetch_and_add(&loc->count, 1);
-	else
-		count_lost(CNT_LOST_LOCATION);
+	__sync_fetch_and_add(&loc->count, 1);
 }
 
 static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 kernel_ip)

@@ -544,22 +544,35 @@ static __always_inline void hist_bump(__u64 *slots, __u64 value)
 		slots[slot]++;
 }
 
+/*
+ * Insert init under key, for a counter that was not in the map. Another CPU may have created
+ * it in between: then its entry, for the caller to add to. NULL when init went in, or when the
+ * map is full (counted under lost_counter).
+ */
+static __always_inline void *map_insert_or_get(void *map, const void *key, const void *init,
+					       int lost_counter)
+{
+	void *v;
+
+	if (bpf_map_update_elem(map, key, init, BPF_NOEXIST) == 0)
+		return NULL;
+	v = bpf_map_lookup_elem(map, key); /* lost a race with another CPU creating it */
+	if (!v)
+		count_lost(lost_counter);
+	return v;
+}
+
 /* Add to a u64 value in a hash map, creating it; count a loss when the map is full. */
 static __always_inline void hash_add(void *map, const void *key, __u64 n, int lost_counter)
 {
 	__u64 *v = bpf_map_lookup_elem(map, key);
 
-	if (v) {
-		__sync_fetch_and_add(v, n);
-		return;
+	if (!v) {
+		v = map_insert_or_get(map, key, &n, lost_counter);
+		if (!v)
+			return;
 	}
-	if (bpf_map_update_elem(map, key, &n, BPF_NOEXIST) == 0)
-		return;
-	v = bpf_map_lookup_elem(map, key); /* lost a race with another CPU creating it */
-	if (v)
-		__sync_fetch_and_add(v, n);
-	else
-		count_lost(lost_counter);
+	__sync_fetch_and_add(v, n);
 }
 
 /* One event on a folded stack, with its latency (0: none); hash_add() for the folded map. */
@@ -568,13 +581,9 @@ static __always_inline void folded_add(const struct folded_key *key, __u64 laten
 	struct folded_value *v = bpf_map_lookup_elem(&folded, key), init = {1, latency_ns};
 
 	if (!v) {
-		if (bpf_map_update_elem(&folded, key, &init, BPF_NOEXIST) == 0)
+		v = map_insert_or_get(&folded, key, &init, CNT_LOST_FOLDED);
+		if (!v)
 			return;
-		v = bpf_map_lookup_elem(&folded, key); /* another CPU created it first */
-		if (!v) {
-			count_lost(CNT_LOST_FOLDED);
-			return;
-		}
 	}
 	__sync_fetch_and_add(&v->count, 1);
 	if (latency_ns)

@@ -243,7 +243,7 @@ static int count_task(struct session *s, struct perf_event_attr *attr, pid_t tid
 
 /*
  * HM_PERF_COUNT: the kernel counts the event in the run's scope, no program runs. The scope
- * is the BPF filter's (session_perf_count_scope() admits only the filters this can express):
+ * is the BPF filter's (perf_count_scope() admits only the filters this can express):
  * the command with its children (inherit), the -p processes (each thread's event, inherited
  * by the threads and children it makes: a thread a target starts while its threads are being
  * listed may be missed, as with perf stat -p), one thread (-t), or per CPU for the host, the
