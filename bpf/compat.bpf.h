@@ -25,6 +25,23 @@ static __always_inline struct pt_regs *current_user_regs(void)
 }
 
 /*
+ * The current thread's address space (its mm_struct's address, 0 for a kernel thread). A
+ * direct load through bpf_get_current_task_btf() (v5.11: 3ca1032ab7ab "bpf: Add
+ * bpf_get_current_task_btf() helper") where the kernel has BTF; a probe read on powerpc,
+ * which has none (see above).
+ */
+static __always_inline __u64 current_mm(void)
+{
+#if defined(__TARGET_ARCH_powerpc)
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+
+	return (__u64)BPF_CORE_READ(t, mm);
+#else
+	return (__u64)bpf_get_current_task_btf()->mm;
+#endif
+}
+
+/*
  * The system call the current thread is in, from its saved user registers.
  * x86 keeps the number in orig_ax (an exception stores its error code there instead, which is
  * why callers test for an open page fault first); arm64 in syscallno; powerpc in r0, valid

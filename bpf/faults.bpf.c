@@ -27,6 +27,20 @@ struct {
 	__type(value, struct fault_location);
 } locations SEC(".maps");
 
+/*
+ * A CPU takes a loop's faults in a row, at one instruction: they are counted here and added
+ * to the location's entry when the CPU's next fault is elsewhere. The locations lookup (a
+ * hash of 24 bytes and a bucket walk, cache misses on a fault-heavy workload) was over a third
+ * of what the fault-entry program cost. Userspace adds what is pending when it reads the
+ * table, after the hooks are detached.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct location_pending);
+} location_pending SEC(".maps");
+
 /* handle_mm_fault() calls in flight (fentry/kprobe latency), by thread. */
 struct lat_call {
 	__u64 ts;
@@ -63,43 +77,94 @@ struct {
 #define FAULT_FLAG_TRIED       0x20
 #define FAULT_FLAG_INSTRUCTION 0x100
 
+/* Per CPU: the process counted last and its pending counts (procs_pending: faults, not serve). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct proc_pending);
+} proc_pending SEC(".maps");
+
+/* The counters of a process row one fault event adds one to (bits of enum proc_counter). */
+static __always_inline __u32 proc_counters_of(__u32 cls, bool completion)
+{
+	__u32 m;
+
+	if (completion)
+		return cls & FC_MAJOR ? 1u << PC_MAJOR : 1u << PC_MINOR;
+	m = cls & FC_USER ? 1u << PC_USER : 1u << PC_KERNEL;
+	if (cls & FC_ACCESS_KNOWN)
+		m |= cls & FC_WRITE  ? 1u << PC_WRITE
+		     : cls & FC_EXEC ? 1u << PC_EXEC
+				     : 1u << PC_READ;
+	return m;
+}
+
+/* Add the pending counts to their process's row. */
+static __always_inline void proc_flush(struct proc_pending *pp)
+{
+	struct proc_faults *p;
+
+	if (!pp->valid)
+		return;
+	pp->valid = 0;
+	p = bpf_map_lookup_elem(&procs, &pp->tgid); /* rows are not deleted while pending */
+	for (__u32 i = 0; i < PC_NR; i++) {
+		if (p && pp->n[i])
+			__sync_fetch_and_add(&p->n[i], pp->n[i]);
+		pp->n[i] = 0;
+	}
+	if (!p)
+		count_lost(CNT_LOST_PROC);
+}
+
+/*
+ * Count a fault event in its process's row. Counts of one process in a row on a CPU pend in
+ * proc_pending and go to the row when the CPU counts another process: the row's lookup (a
+ * hash and a bucket walk) and its atomic adds cost about as much as the rest of the entry
+ * program. serve reads the rows while tracing, so there every count goes to the row.
+ */
 static __always_inline void proc_count(__u32 tgid, __u32 cls, bool completion)
 {
-	struct proc_faults *p, zero = {};
+	__u32 mask = proc_counters_of(cls, completion), zero = 0;
+	struct proc_pending *pp = NULL;
+	struct proc_faults *p, init = {};
 
+	if (procs_pending) {
+		pp = bpf_map_lookup_elem(&proc_pending, &zero);
+		if (pp && pp->valid && pp->tgid == tgid) {
+			for (__u32 i = 0; i < PC_NR; i++)
+				if (mask & (1u << i))
+					pp->n[i]++;
+			return;
+		}
+	}
 	p = bpf_map_lookup_elem(&procs, &tgid);
 	if (!p) {
 		if (completion)
 			return; /* its entry was lost already */
 		/* The comm is the process's when first seen, and its new image's after an exec
 		 * (proc_exec_comm()): not copied on every fault. */
-		bpf_get_current_comm(zero.comm, sizeof(zero.comm));
-		bpf_map_update_elem(&procs, &tgid, &zero, BPF_NOEXIST);
+		bpf_get_current_comm(init.comm, sizeof(init.comm));
+		bpf_map_update_elem(&procs, &tgid, &init, BPF_NOEXIST);
 		p = bpf_map_lookup_elem(&procs, &tgid);
 		if (!p) {
 			count_lost(CNT_LOST_PROC);
 			return;
 		}
 	}
-	if (completion) {
-		if (cls & FC_MAJOR)
-			__sync_fetch_and_add(&p->major, 1);
-		else
-			__sync_fetch_and_add(&p->minor, 1);
+	if (pp && !completion) {
+		proc_flush(pp);
+		pp->tgid = tgid;
+		pp->valid = 1;
+		for (__u32 i = 0; i < PC_NR; i++)
+			if (mask & (1u << i))
+				pp->n[i] = 1;
 		return;
 	}
-	if (cls & FC_USER)
-		__sync_fetch_and_add(&p->user, 1);
-	else
-		__sync_fetch_and_add(&p->kernel, 1);
-	if (cls & FC_ACCESS_KNOWN) {
-		if (cls & FC_WRITE)
-			__sync_fetch_and_add(&p->write, 1);
-		else if (cls & FC_EXEC)
-			__sync_fetch_and_add(&p->exec, 1);
-		else
-			__sync_fetch_and_add(&p->read, 1);
-	}
+	for (__u32 i = 0; i < PC_NR; i++)
+		if (mask & (1u << i))
+			__sync_fetch_and_add(&p->n[i], 1);
 }
 
 /*
@@ -125,24 +190,39 @@ static __always_inline void read_user_frame(void *ctx, struct fault_location *lo
 	loc->status = frame.status;
 }
 
-static __always_inline void location_count(void *ctx, __u32 tgid, __u32 cls, __u64 kernel_ip)
+static __always_inline bool location_key_eq(const struct fault_location_key *a,
+					    const struct fault_location_key *b)
 {
-	struct fault_location_key key = {.tgid = tgid};
+	return a->ip == b->ip && a->mm == b->mm && a->tgid == b->tgid && a->kernel == b->kernel;
+}
+
+/* ip: the kernel's instruction for a kernel-mode fault, the user's for a user-mode one. */
+static __always_inline void location_count(void *ctx, __u32 tgid, __u32 cls, __u64 ip)
+{
+	struct fault_location_key key = {.tgid = tgid, .ip = ip};
 	struct fault_location *loc, init = {.count = 1};
+	struct location_pending *lp;
+	__u32 zero = 0;
 
-	if (!(cls & FC_USER)) {
+	if (!(cls & FC_USER))
 		key.kernel = 1;
-		key.ip = kernel_ip;
-	} else {
-		struct task_struct *t = (struct task_struct *)bpf_get_current_task();
-		struct pt_regs *regs = current_user_regs();
-
-		if (!regs) {
-			count_lost(CNT_LOST_LOCATION);
+	else
+		key.mm = current_mm();
+	lp = bpf_map_lookup_elem(&location_pending, &zero);
+	if (!lp)
+		return;
+	if (lp->count) {
+		if (location_key_eq(&lp->key, &key)) {
+			lp->count++;
 			return;
 		}
-		key.ip = PT_REGS_IP_CORE(regs);
-		key.mm = (__u64)BPF_CORE_READ(t, mm);
+		/* Entries are never deleted: the pending one's is there. */
+		loc = bpf_map_lookup_elem(&locations, &lp->key);
+		if (loc)
+			__sync_fetch_and_add(&loc->count, lp->count);
+		else
+			count_lost(CNT_LOST_LOCATION);
+		lp->count = 0;
 	}
 	loc = bpf_map_lookup_elem(&locations, &key);
 	if (!loc) {
@@ -154,15 +234,22 @@ static __always_inline void location_count(void *ctx, __u32 tgid, __u32 cls, __u
 			}
 		}
 		loc = map_insert_or_get(&locations, &key, &init, CNT_LOST_LOCATION);
-		if (!loc)
-			return;
-	} else if (!key.kernel && loc->status != BPF_STACK_BUILD_ID_VALID) {
-		read_user_frame(ctx, loc, tgid); /* a raw address: try the build ID again */
+		if (loc)
+			__sync_fetch_and_add(&loc->count, 1);
+		return;
 	}
-	__sync_fetch_and_add(&loc->count, 1);
+	if (!key.kernel && loc->status != BPF_STACK_BUILD_ID_VALID) {
+		/* A raw address: try the build ID again at its next fault (so not pending). */
+		read_user_frame(ctx, loc, tgid);
+		__sync_fetch_and_add(&loc->count, 1);
+		return;
+	}
+	lp->key = key;
+	lp->count = 1;
 }
 
-static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 kernel_ip)
+/* ip: the faulting instruction (kernel-mode faults: the kernel's; user-mode: the user's). */
+static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 ip)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
@@ -184,7 +271,7 @@ static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 kernel_ip)
 	if (collect_procs)
 		proc_count(id >> 32, cls, false);
 	if (collect_locations)
-		location_count(ctx, id >> 32, cls, kernel_ip);
+		location_count(ctx, id >> 32, cls, ip);
 	if (count_only)
 		return;
 
@@ -308,7 +395,7 @@ SEC("tp_btf/page_fault_user")
 int BPF_PROG(pf_user_btf, unsigned long address, struct pt_regs *regs, unsigned long error_code)
 {
 	learn_pagefault_base();
-	fault_entry(ctx, x86_class(error_code), 0);
+	fault_entry(ctx, x86_class(error_code), regs->ip);
 	return 0;
 }
 
@@ -333,7 +420,7 @@ SEC("tracepoint/exceptions/page_fault_user")
 int pf_user_tp(struct trace_event_raw_exceptions *ctx)
 {
 	learn_pagefault_base();
-	fault_entry(ctx, x86_class(ctx->error_code), 0);
+	fault_entry(ctx, x86_class(ctx->error_code), ctx->ip);
 	return 0;
 }
 
@@ -353,7 +440,7 @@ int pf_perf(struct bpf_perf_event_data *ctx)
 {
 	__u32 cls = perf_regs_class(&ctx->regs);
 
-	fault_entry(ctx, cls, cls & FC_USER ? 0 : PT_REGS_IP(&ctx->regs));
+	fault_entry(ctx, cls, PT_REGS_IP(&ctx->regs));
 	return 0;
 }
 

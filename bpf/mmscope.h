@@ -188,9 +188,26 @@ struct switch_proc {
 #define KIND_TLB 0x80000000u
 
 /* Per-process fault breakdown (key: tgid). */
+enum proc_counter { PC_USER, PC_KERNEL, PC_READ, PC_WRITE, PC_EXEC, PC_MINOR, PC_MAJOR, PC_NR };
+
 struct proc_faults {
 	char comm[MMSCOPE_COMM_LEN];
-	__u64 user, kernel, read, write, exec, minor, major;
+	union {
+		struct {
+			__u64 user, kernel, read, write, exec, minor, major;
+		};
+		__u64 n[PC_NR]; /* the same, by enum proc_counter */
+	};
+};
+
+/*
+ * Per CPU: the process whose faults were counted last, and its counts since, not yet added to
+ * its procs row (bpf/faults.bpf.c, proc_count()). Userspace adds them when it reads the rows.
+ */
+struct proc_pending {
+	__u32 tgid;
+	__u32 valid;	/* 1: the counts below are tgid's */
+	__u64 n[PC_NR]; /* by enum proc_counter */
 };
 
 /*
@@ -216,6 +233,16 @@ struct fault_location {
 	__u64 offset_or_ip;
 	unsigned char build_id[MMSCOPE_BUILD_ID_SIZE];
 	__u32 pad2;
+};
+
+/*
+ * Per CPU: the last location a fault was counted at, and how many faults there since, not yet
+ * added to its locations entry (bpf/faults.bpf.c, location_count()). Userspace adds what is
+ * pending when it reads the table.
+ */
+struct location_pending {
+	struct fault_location_key key;
+	__u64 count;
 };
 
 /* One folded-stack record: process, both stacks, and the event kind of the leaf frame. */

@@ -34,6 +34,7 @@ RODATA(bool, follow_children); /* add children of tracked processes at fork */
 
 /* What to collect beyond the hot counters. */
 RODATA(bool, collect_procs);
+RODATA(bool, procs_pending); /* procs read at the end only: counts pend per CPU (proc_pending) */
 RODATA(bool, collect_locations);
 RODATA(bool, collect_stacks);	    /* fault stacks (faults --folded) */
 RODATA(bool, collect_tlb_stacks);   /* TLB flush stacks (tlb --folded) */
@@ -453,7 +454,6 @@ static __always_inline __u32 user_fp_walk(struct stack_scratch *sc, __u64 *hash)
 
 static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch *sc, __u32 tgid)
 {
-	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
 	struct ustack_cache_key key = {.tgid = tgid};
 	__u64 *cached, id;
 	__u32 n, kn;
@@ -468,7 +468,7 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 	if (n == 0 || n > USER_STACK_DEPTH)
 		return kernel_user_stack(ctx, sc);
 	key.depth = n;
-	key.mm = (__u64)BPF_CORE_READ(t, mm);
+	key.mm = current_mm();
 	cached = bpf_map_lookup_elem(&ustack_cache, &key);
 	if (cached)
 		return *cached;

@@ -257,13 +257,6 @@ static __always_inline bool broadcast_avoidable(__u64 mm)
 	return *mask == bit && cpu < 63;
 }
 
-static __always_inline __u64 current_mm(void)
-{
-	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
-
-	return (__u64)BPF_CORE_READ(t, mm);
-}
-
 /*
  * One invalidation operation issued by the current thread: local or broadcast, for mm.
  * kind: folded leaf and by_process slot (TLB_REASON_SLOTS-indexed: the arch's op kinds).

@@ -613,6 +613,7 @@ static int run_serve(struct mm_opts *opts)
 			  1u << EV_SWITCH | 1u << EV_SWITCH_FLUSH | 1u << EV_TLBIE |
 			  1u << EV_HCALL | 1u << EV_ARM64_TLBI,
 		.procs = opts->labels != LABELS_NONE,
+		.procs_live = true,
 		.tlb_detail = opts->labels != LABELS_NONE,
 		.switch_procs = opts->labels != LABELS_NONE,
 	};

@@ -464,6 +464,7 @@ static void configure(struct session *s)
 	sk->rodata->filter_tgid = o->npids > 0 || s->child > 0;
 	sk->rodata->follow_children = !o->no_children;
 	sk->rodata->collect_procs = s->cfg.procs;
+	sk->rodata->procs_pending = s->cfg.procs && !s->cfg.procs_live;
 	sk->rodata->collect_locations = s->cfg.locations;
 	sk->rodata->collect_stacks = s->cfg.stacks;
 	sk->rodata->collect_tlb_stacks = s->cfg.tlb_stacks;

@@ -26,9 +26,26 @@ static int cmp_proc(const void *a, const void *b)
 	return tx < ty ? 1 : tx > ty ? -1 : (x->tgid > y->tgid) - (x->tgid < y->tgid);
 }
 
+/* Each CPU's counts of the process it counted last, not in its row yet (bpf/faults.bpf.c,
+ * proc_count()): s->ncpus of them, or NULL. */
+static struct proc_pending *read_proc_pending(struct session *s)
+{
+	struct proc_pending *pp = calloc((size_t)s->ncpus, sizeof(*pp));
+	__u32 zero = 0;
+
+	if (pp && bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.proc_pending), &zero, pp)) {
+		warn_msg("per-process counts still pending per CPU unreadable: %s",
+			 strerror(errno));
+		free(pp);
+		pp = NULL;
+	}
+	return pp;
+}
+
 struct proc_row *read_procs(struct session *s, int *n)
 {
 	int fd = bpf_map__fd(s->skel->maps.procs), cap = 0;
+	struct proc_pending *pending = read_proc_pending(s);
 	struct proc_row *rows = NULL;
 	__u32 key, next, *prev = NULL;
 
@@ -47,9 +64,14 @@ struct proc_row *read_procs(struct session *s, int *n)
 		}
 		if (bpf_map_lookup_elem(fd, &key, &rows[*n].f) == 0) {
 			rows[*n].tgid = key;
+			for (int c = 0; pending && c < s->ncpus; c++)
+				if (pending[c].valid && pending[c].tgid == key)
+					for (int i = 0; i < PC_NR; i++)
+						rows[*n].f.n[i] += pending[c].n[i];
 			(*n)++;
 		}
 	}
+	free(pending);
 	if (rows)
 		qsort(rows, (size_t)*n, sizeof(*rows), cmp_proc);
 	return rows;
@@ -110,10 +132,37 @@ static int cmp_loc(const void *a, const void *b)
 	return strcmp(x->symbol, y->symbol);
 }
 
+/* The faults each CPU counted at its last location and had not added to the table yet
+ * (bpf/faults.bpf.c, location_count()): s->ncpus of them, or NULL (then none are added). */
+static struct location_pending *read_location_pending(struct session *s)
+{
+	struct location_pending *lp = calloc((size_t)s->ncpus, sizeof(*lp));
+	__u32 zero = 0;
+
+	if (lp && bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.location_pending), &zero, lp)) {
+		warn_msg("location counts still pending per CPU unreadable: %s", strerror(errno));
+		free(lp);
+		lp = NULL;
+	}
+	return lp;
+}
+
+static uint64_t location_pending_at(const struct location_pending *lp, int ncpus,
+				    const struct fault_location_key *key)
+{
+	uint64_t n = 0;
+
+	for (int c = 0; lp && c < ncpus; c++)
+		if (lp[c].count && memcmp(&lp[c].key, key, sizeof(*key)) == 0)
+			n += lp[c].count;
+	return n;
+}
+
 struct location_row *read_locations(struct session *s, int *n)
 {
 	int fd = bpf_map__fd(s->skel->maps.locations), cap = 0;
 	struct fault_location_key key, next, *prev = NULL;
+	struct location_pending *pending = read_location_pending(s);
 	struct location_row *rows = NULL;
 
 	*n = 0;
@@ -127,7 +176,7 @@ struct location_row *read_locations(struct session *s, int *n)
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &loc))
 			continue;
-		count = loc.count;
+		count = loc.count + location_pending_at(pending, s->ncpus, &key);
 		dso[0] = '\0';
 		if (key.kernel) {
 			const char *name = session_ksyms(s)
@@ -170,6 +219,7 @@ struct location_row *read_locations(struct session *s, int *n)
 		}
 		(*n)++;
 	}
+	free(pending);
 	if (rows)
 		qsort(rows, (size_t)*n, sizeof(*rows), cmp_loc);
 	return rows;
