@@ -25,6 +25,16 @@ static __always_inline struct pt_regs *current_user_regs(void)
 }
 
 /*
+ * Task local storage for tracing programs (v5.11), whose helpers take a BTF task pointer:
+ * not on powerpc, whose Debian kernels have no BTF of their own (see above).
+ */
+#if defined(__TARGET_ARCH_powerpc)
+#define MMSCOPE_TASK_STORAGE 0
+#else
+#define MMSCOPE_TASK_STORAGE 1
+#endif
+
+/*
  * The current thread's address space (its mm_struct's address, 0 for a kernel thread). A
  * direct load through bpf_get_current_task_btf() (v5.11: 3ca1032ab7ab "bpf: Add
  * bpf_get_current_task_btf() helper") where the kernel has BTF; a probe read on powerpc,

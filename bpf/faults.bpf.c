@@ -252,7 +252,6 @@ static __always_inline void location_count(void *ctx, __u32 tgid, __u32 cls, __u
 static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 ip)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id;
 	struct open_fault *old, of = {};
 	struct mm_stats *s;
 
@@ -285,22 +284,20 @@ static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 ip)
 				  &of.user_stack);
 	}
 
-	old = bpf_map_lookup_elem(&open_faults, &tid);
-	if (old) {
-		/* The previous entry never completed (retried, failed, or killed). */
-		if (old->ts)
-			fault_abandoned(s, old);
-		*old = of;
+	old = open_fault_slot(true);
+	if (!old) {
+		s->c[CNT_LOST_OPEN_FAULT]++;
 		return;
 	}
-	if (bpf_map_update_elem(&open_faults, &tid, &of, BPF_ANY))
-		s->c[CNT_LOST_OPEN_FAULT]++;
+	/* The previous entry never completed (retried, failed, or killed). */
+	if (old->ts)
+		fault_abandoned(s, old);
+	*old = of;
 }
 
 /* The thread's open fault completed: accounted major or minor by mm_account_fault(). */
 static __always_inline void fault_complete(bool major)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct open_fault *of;
 	struct mm_stats *s;
 	__u64 lat;
@@ -315,7 +312,7 @@ static __always_inline void fault_complete(bool major)
 			s->c[major ? CNT_FAULT_MAJOR : CNT_FAULT_MINOR]++;
 		return;
 	}
-	of = open_fault_of(tid);
+	of = open_fault_of();
 	if (!of) {
 		s->c[CNT_FAULT_COMPLETIONS_UNPAIRED]++;
 		return;
@@ -466,9 +463,9 @@ int pf_done_major(struct bpf_perf_event_data *ctx)
  * The entry hook could not tell the access (perf page-fault event on arm64, or on x86 without
  * the exceptions tracepoints): handle_mm_fault()'s flags can, once the fault gets that far.
  */
-static __always_inline void learn_access(__u32 tid, unsigned int flags)
+static __always_inline void learn_access(unsigned int flags)
 {
-	struct open_fault *of = open_fault_of(tid);
+	struct open_fault *of = open_fault_of();
 	struct mm_stats *s;
 	__u32 cls;
 
@@ -505,7 +502,7 @@ static __always_inline void mm_fault_call(unsigned int flags, void *regs)
 	if (!trace_allowed(id))
 		return;
 	if (regs)
-		learn_access(tid, flags);
+		learn_access(flags);
 	call.ts = bpf_ktime_get_ns();
 	call.flags = flags;
 	call.has_regs = regs != NULL;

@@ -10,10 +10,9 @@
 #include "state.bpf.h"
 
 /*
- * A thread's fault entered and not completed yet. The entry stays in the map when its fault
- * completes, closed (ts 0), for the thread's next fault to reuse: a fault then costs two
- * lookups, not an insertion and a deletion (each takes the bucket's lock). An entry is
- * deleted when its thread exits (an open one counted incomplete first).
+ * A thread's fault entered and not completed yet. The entry stays when its fault completes,
+ * closed (ts 0), for the thread's next fault to reuse. An open one is counted incomplete when
+ * its thread exits.
  */
 struct open_fault {
 	__u64 ts; /* entry time; 0: closed */
@@ -26,12 +25,45 @@ struct open_fault {
 	char comm[MMSCOPE_COMM_LEN];
 };
 
+#if MMSCOPE_TASK_STORAGE
+/*
+ * In the thread's own task storage (v5.11: 4cf1bc1f1045 "bpf: Implement task local storage"
+ * for tracing programs): found from the task in a few loads, where a hash by thread ID took a
+ * hash and a bucket walk, at the fault's entry and again at its completion. Freed with the
+ * thread.
+ */
+STATE_DECL struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct open_fault);
+} open_faults SEC(".maps");
+#else
+/* By thread ID; deleted when the thread exits, so that it holds live threads only. */
 STATE_DECL struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, struct open_fault);
 } open_faults SEC(".maps");
+#endif
+
+/* The current thread's open-fault slot (created with create: NULL when it cannot be). */
+static __always_inline struct open_fault *open_fault_slot(bool create)
+{
+#if MMSCOPE_TASK_STORAGE
+	return bpf_task_storage_get(&open_faults, bpf_get_current_task_btf(), NULL,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+#else
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct open_fault *of = bpf_map_lookup_elem(&open_faults, &tid), zero = {};
+
+	if (of || !create)
+		return of;
+	bpf_map_update_elem(&open_faults, &tid, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&open_faults, &tid);
+#endif
+}
 
 /* Faults by process (faults' table, serve's labels). */
 STATE_DECL struct {
@@ -97,9 +129,9 @@ static __always_inline void fault_abandoned(struct mm_stats *s, struct open_faul
 }
 
 /* The current thread's open fault, or NULL. */
-static __always_inline struct open_fault *open_fault_of(__u32 tid)
+static __always_inline struct open_fault *open_fault_of(void)
 {
-	struct open_fault *of = bpf_map_lookup_elem(&open_faults, &tid);
+	struct open_fault *of = open_fault_slot(false);
 
 	return of && of->ts ? of : NULL;
 }

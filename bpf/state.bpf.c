@@ -39,11 +39,10 @@ static __always_inline void track_exit(struct task_struct *task)
 	if (filter_tgid && BPF_CORE_READ(task, signal, live.counter) == 0 &&
 	    bpf_map_delete_elem(&tracked, &tgid) == 0)
 		tracked_changed();
-	/* Every exiting thread: its open_faults entry goes, so that the map holds live threads
-	 * only however long the run; a fault still open will never complete: incomplete. */
+	/* Every exiting thread (the current one): a fault still open will never complete, so it
+	 * is incomplete. Its slot goes with it. */
 	if (!count_only) {
-		__u32 tid = BPF_CORE_READ(task, pid);
-		struct open_fault *of = bpf_map_lookup_elem(&open_faults, &tid);
+		struct open_fault *of = open_fault_slot(false);
 		struct mm_stats *s;
 
 		if (!of)
@@ -52,8 +51,15 @@ static __always_inline void track_exit(struct task_struct *task)
 			s = stats_get();
 			if (s)
 				fault_abandoned(s, of);
+			of->ts = 0;
 		}
-		bpf_map_delete_elem(&open_faults, &tid);
+#if !MMSCOPE_TASK_STORAGE
+		{
+			__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+			bpf_map_delete_elem(&open_faults, &tid);
+		}
+#endif
 	}
 }
 
@@ -71,6 +77,27 @@ int BPF_PROG(fork_raw, struct task_struct *parent, struct task_struct *child)
 		   BPF_CORE_READ(child, tgid));
 	return 0;
 }
+
+#if MMSCOPE_TASK_STORAGE
+/*
+ * At the end of a run, run once by userspace: every thread's fault still open, one struct
+ * open_fault each, for userspace to count incomplete (task storage has no walk from
+ * userspace).
+ */
+SEC("iter/task")
+int open_faults_iter(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct open_fault *of;
+
+	if (!task)
+		return 0;
+	of = bpf_task_storage_get(&open_faults, task, NULL, 0);
+	if (of && of->ts)
+		bpf_seq_write(ctx->meta->seq, of, sizeof(*of));
+	return 0;
+}
+#endif
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(exit_btf, struct task_struct *task)

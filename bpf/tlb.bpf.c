@@ -79,8 +79,7 @@ static __always_inline void tlb_stack_count(void *ctx, __u32 tgid, __u32 reason)
  */
 static __always_inline void attribute_invalidation(void *ctx, __u64 id, bool broadcast, __u32 slot)
 {
-	__u32 tid = (__u32)id;
-	struct open_fault *of = open_fault_of(tid);
+	struct open_fault *of = open_fault_of();
 
 	if (of)
 		of->tlb |= broadcast ? OF_TLB_BROADCAST : OF_TLB_LOCAL;
@@ -455,8 +454,7 @@ int hash_fault_tp(struct trace_event_raw_hash_fault *ctx)
 SEC("kprobe/store_updates_sp")
 int insn_read_kprobe(struct pt_regs *ctx)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct open_fault *of = open_fault_of(tid);
+	struct open_fault *of = open_fault_of();
 	struct mm_stats *s = stats_get();
 
 	if (!of || !s)

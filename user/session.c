@@ -440,6 +440,10 @@ static void set_autoload(struct session *s)
 	struct bpf_program *prog;
 
 	bpf_object__for_each_program(prog, s->skel->obj) bpf_program__set_autoload(prog, false);
+	/* Where open faults are in task storage, the end of a run walks them with this. */
+	prog = bpf_object__find_program_by_name(s->skel->obj, "open_faults_iter");
+	if (prog && !s->cfg.count_only && (s->cfg.events & (1u << EV_FAULT_DONE)))
+		bpf_program__set_autoload(prog, true);
 	for (int e = 0; e < EV_NR; e++) {
 		const struct hook_candidate *c = selection_chosen(&s->sel, (enum mm_event_id)e);
 
@@ -494,7 +498,7 @@ static void configure(struct session *s)
 		bpf_map__set_max_entries(sk->maps.mm_cpus, 1);
 	/* Hash maps are preallocated: the ones this run's hooks never touch cost start-up time
 	 * and memory for nothing. */
-	if (s->cfg.count_only)
+	if (s->cfg.count_only && bpf_map__type(sk->maps.open_faults) == BPF_MAP_TYPE_HASH)
 		bpf_map__set_max_entries(sk->maps.open_faults, 1);
 	if (!done || done->method == HM_PERF_SW || s->cfg.count_only)
 		bpf_map__set_max_entries(sk->maps.lat_calls, 1);
@@ -1035,6 +1039,100 @@ static bool targets_gone(struct session *s)
 	return false;
 }
 
+/* The value layout of open_faults (bpf/faults.bpf.h), for reading it here. */
+struct open_fault_value {
+	__u64 ts;
+	__u32 cls, tgid;
+	__u32 tlb, pad;
+	__u64 user_stack, kernel_stack;
+	char comm[MMSCOPE_COMM_LEN];
+};
+
+/* One open fault found at the end: incomplete, with its class's invalidations. */
+static void count_open_fault(struct session *s, const struct open_fault_value *v)
+{
+	unsigned int i = fault_class_index(v->cls);
+
+	if (v->ts == 0) /* ts 0: closed */
+		return;
+	s->open_faults++;
+	s->open_fault_tlb[i][FT_FAULTS]++;
+	if (v->tlb & OF_TLB_LOCAL)
+		s->open_fault_tlb[i][FT_LOCAL]++;
+	if (v->tlb & OF_TLB_BROADCAST)
+		s->open_fault_tlb[i][FT_BROADCAST]++;
+}
+
+/* Open faults in task storage: the open_faults_iter program writes each one. */
+static int open_faults_from_iter(struct session *s)
+{
+	struct bpf_program *prog =
+		bpf_object__find_program_by_name(s->skel->obj, "open_faults_iter");
+	struct open_fault_value v;
+	struct bpf_link *link;
+	size_t got = 0;
+	ssize_t r;
+	int fd, err = 0;
+
+	if (!prog || bpf_program__fd(prog) < 0)
+		return -ENOENT;
+	link = bpf_program__attach_iter(prog, NULL);
+	if (!link)
+		return -errno;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		err = -errno;
+		bpf_link__destroy(link);
+		return err;
+	}
+	for (;;) {
+		r = read(fd, (char *)&v + got, sizeof(v) - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+		if (got == sizeof(v)) {
+			count_open_fault(s, &v);
+			got = 0;
+		}
+	}
+	if (r < 0)
+		err = -errno;
+	close(fd);
+	bpf_link__destroy(link);
+	return err;
+}
+
+/*
+ * Faults still open when the hooks are detached never complete in this run: incomplete.
+ * Counted then, before a command still running is ended (its threads' task storage, where
+ * the open faults are on most architectures, goes with them).
+ */
+static void collect_open_faults(struct session *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.open_faults), err;
+	struct open_fault_value v;
+	__u32 key, next;
+	void *prev = NULL;
+
+	_Static_assert(sizeof(v) == 56, "open_fault layout");
+	if (s->cfg.count_only || !(s->cfg.events & (1u << EV_FAULT_DONE)))
+		return;
+	if (bpf_map__type(s->skel->maps.open_faults) != BPF_MAP_TYPE_HASH) {
+		err = open_faults_from_iter(s);
+		if (err)
+			warn_msg("faults still open at the end not counted: %s", strerror(-err));
+		return;
+	}
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &v) == 0)
+			count_open_fault(s, &v);
+	}
+}
+
 int session_run(struct session *s, interval_fn on_interval)
 {
 	uint64_t deadline =
@@ -1082,6 +1180,7 @@ int session_run(struct session *s, interval_fn on_interval)
 	for (int i = 0; i < s->nlinks; i++)
 		bpf_link__destroy(s->links[i]);
 	s->nlinks = 0;
+	collect_open_faults(s);
 	if (s->rb)
 		ring_buffer__consume(s->rb);
 	if (s->nresnap)
@@ -1150,41 +1249,12 @@ int session_read_stats(struct session *s, struct mm_stats *out, struct mm_stats 
 	return 0;
 }
 
-/* The value layout of open_faults (bpf/faults.bpf.h), for reading it here. */
-struct open_fault_value {
-	__u64 ts;
-	__u32 cls, tgid;
-	__u32 tlb, pad;
-	__u64 user_stack, kernel_stack;
-	char comm[MMSCOPE_COMM_LEN];
-};
-
 uint64_t session_open_faults(struct session *s, struct mm_stats *st)
 {
-	int fd = bpf_map__fd(s->skel->maps.open_faults);
-	struct open_fault_value v;
-	__u32 key, next;
-	uint64_t n = 0;
-	void *prev = NULL;
-
-	_Static_assert(sizeof(v) == 56, "open_fault layout");
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &v) || v.ts == 0) /* ts 0: closed */
-			continue;
-		n++;
-		if (st) {
-			unsigned int i = fault_class_index(v.cls);
-
-			st->fault_tlb[i][FT_FAULTS]++;
-			if (v.tlb & OF_TLB_LOCAL)
-				st->fault_tlb[i][FT_LOCAL]++;
-			if (v.tlb & OF_TLB_BROADCAST)
-				st->fault_tlb[i][FT_BROADCAST]++;
-		}
-	}
-	return n;
+	for (int i = 0; st && i < FAULT_CLASS_SLOTS; i++)
+		for (int c = 0; c < FT_NR; c++)
+			st->fault_tlb[i][c] += s->open_fault_tlb[i][c];
+	return s->open_faults;
 }
 
 struct ksyms *session_ksyms(struct session *s)

@@ -74,6 +74,9 @@ struct session {
 	int cgroup_fd;
 
 	uint64_t t_start, t_end;
+	/* Faults open when the hooks were detached (session_open_faults()). */
+	uint64_t open_faults;
+	uint64_t open_fault_tlb[FAULT_CLASS_SLOTS][FT_NR];
 	double wall_start;
 	struct usyms *usyms;
 	struct ksyms *ksyms; /* see session_ksyms() */
@@ -116,8 +119,9 @@ void session_linger(struct session *s);
  * (s->ncpus of them, caller frees). */
 int session_read_stats(struct session *s, struct mm_stats *out, struct mm_stats **percpu);
 /*
- * Faults still open at the end never completed: their number, and (when st is given) their
- * class and invalidations added to st->fault_tlb as incomplete.
+ * Faults still open when the run ended (counted as the hooks were detached) never completed:
+ * their number, and (when st is given) their class and invalidations added to st->fault_tlb
+ * as incomplete.
  */
 uint64_t session_open_faults(struct session *s, struct mm_stats *st);
 void session_read_hw(struct session *s);

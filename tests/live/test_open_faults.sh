@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Faults entered and not completed: held by userfaultfd (tools/workloads/fault_block), three
+# threads one fault each. The oracle is the workload's own arithmetic: three faults held,
+# each for as long as it says.
+#  - resolved after 300 ms: three completed faults of at least 268 ms (the log2 slot
+#    [2^28, 2^29) ns), none incomplete;
+#  - still held when -d ends the run: three incomplete, in the class table as user reads
+#    (counted as the hooks detach, before mmscope ends the command: the threads' task storage,
+#    where the open faults are, goes with them);
+#  - the process exits while they are held: three incomplete, counted at the threads' exits.
+. "$(dirname "$0")/lib.sh"
+
+HELD=3
+if ! "$WORKLOADS/fault_block" -t 1 --hold-ms 0 >"$TMP/probe.out" 2>&1; then
+	skip "open faults: no userfaultfd here ($(one_line "$TMP/probe.out"))"
+	exit 0
+fi
+
+# incomplete FILE / slow FILE / incomplete_reads FILE : from mmscope faults --json
+incomplete() { json_get "$1" 'd["faults"]["incomplete"]'; }
+slow() { json_get "$1" 'sum(b["count"] for b in d["faults"]["latency_ns"] if b["lo"] >= 1 << 28)'; }
+incomplete_reads() {
+	json_get "$1" 'sum(r["faults"] for r in d["faults"]["by_fault_class"] if r["completion"] == "incomplete" and r["access"] == "read" and r["mode"] == "user")'
+}
+balance() {
+	json_get "$1" 'd["faults"]["user"] + d["faults"]["kernel"] - d["faults"]["minor"] - d["faults"]["major"] - d["faults"]["incomplete"]'
+}
+
+"$MMSCOPE" faults --json -o "$TMP/done.json" -- "$WORKLOADS/fault_block" -t $HELD --hold-ms 300 >"$TMP/done.out"
+ok "open faults, resolved: exit 0" "rc $?" [ $? -eq 0 ]
+n=$(slow "$TMP/done.json")
+ok "open faults, resolved: $HELD faults of >= 268 ms" "$n" [ "$n" = $HELD ]
+n=$(incomplete "$TMP/done.json")
+ok "open faults, resolved: none incomplete" "$n" [ "$n" = 0 ]
+
+# -d ends the run at 2 s; the faults are held for 60 s (mmscope then ends the command).
+"$MMSCOPE" faults --json -o "$TMP/end.json" -d 2 -- "$WORKLOADS/fault_block" -t $HELD --hold-ms 60000 >"$TMP/end.out"
+n=$(incomplete "$TMP/end.json")
+ok "open faults at the end: $HELD incomplete" "$n" [ "$n" = $HELD ]
+n=$(incomplete_reads "$TMP/end.json")
+ok "open faults at the end: $HELD incomplete user reads in the class table" "$n" [ "$n" = $HELD ]
+n=$(slow "$TMP/end.json")
+ok "open faults at the end: none in the latency histogram" "$n" [ "$n" = 0 ]
+n=$(balance "$TMP/end.json")
+ok "open faults at the end: user + kernel = minor + major + incomplete" "off by $n" [ "$n" = 0 ]
+
+"$MMSCOPE" faults --json -o "$TMP/exit.json" -- "$WORKLOADS/fault_block" -t $HELD --hold-ms 200 --exit >"$TMP/exit.out"
+ok "open faults, process exits: exit 0" "rc $?" [ $? -eq 0 ]
+n=$(incomplete "$TMP/exit.json")
+ok "open faults, process exits: $HELD incomplete" "$n" [ "$n" = $HELD ]
+n=$(incomplete_reads "$TMP/exit.json")
+ok "open faults, process exits: $HELD incomplete user reads in the class table" "$n" [ "$n" = $HELD ]
