@@ -109,13 +109,13 @@ static __always_inline void proc_flush(struct proc_pending *pp)
 		return;
 	pp->valid = 0;
 	p = bpf_map_lookup_elem(&procs, &pp->tgid); /* rows are not deleted while pending */
+	if (!p)
+		count_lost_n(CNT_LOST_PROC, pp->n[PC_USER] + pp->n[PC_KERNEL]);
 	for (__u32 i = 0; i < PC_NR; i++) {
 		if (p && pp->n[i])
 			__sync_fetch_and_add(&p->n[i], pp->n[i]);
 		pp->n[i] = 0;
 	}
-	if (!p)
-		count_lost(CNT_LOST_PROC);
 }
 
 /*
@@ -221,7 +221,7 @@ static __always_inline void location_count(void *ctx, __u32 tgid, __u32 cls, __u
 		if (loc)
 			__sync_fetch_and_add(&loc->count, lp->count);
 		else
-			count_lost(CNT_LOST_LOCATION);
+			count_lost_n(CNT_LOST_LOCATION, lp->count);
 		lp->count = 0;
 	}
 	loc = bpf_map_lookup_elem(&locations, &key);
@@ -233,7 +233,7 @@ static __always_inline void location_count(void *ctx, __u32 tgid, __u32 cls, __u
 				return;
 			}
 		}
-		loc = map_insert_or_get(&locations, &key, &init, CNT_LOST_LOCATION);
+		loc = map_insert_or_get(&locations, &key, &init, CNT_LOST_LOCATION, 1);
 		if (loc)
 			__sync_fetch_and_add(&loc->count, 1);
 		return;

@@ -265,6 +265,16 @@ struct folded_value {
 };
 
 /*
+ * Per CPU: the fault stack record counted last and what it added since, not in the folded map
+ * yet (faults' stacks only; bpf/faults.bpf.h folded_count()). Userspace adds it to the map
+ * before reading it, after the hooks are detached. count 0: empty.
+ */
+struct folded_pending {
+	struct folded_key key;
+	struct folded_value v;
+};
+
+/*
  * Stacks are kept in hash maps keyed by a 64-bit hash of their frames, not in
  * BPF_MAP_TYPE_STACK_TRACE: that map does not chain, so two stacks whose IPs land in one
  * bucket lose one of them (-EEXIST), several per run at a few hundred distinct stacks.

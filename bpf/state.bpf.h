@@ -190,6 +190,26 @@ STATE_DECL struct {
 } ustack_cache SEC(".maps");
 
 /*
+ * Per CPU: the last user stack looked up in ustack_cache and its id. A CPU takes one loop's
+ * events in a row, from one stack: the LRU lookup (a hash of the key, a bucket walk, and the
+ * LRU's reference mark) is then skipped. busy is set while a program reads or writes it, so
+ * that a program that interrupts it (an invalidation's program in an IPI) goes to
+ * ustack_cache instead of seeing half a write.
+ */
+struct ustack_last {
+	struct ustack_cache_key key;
+	__u64 id;
+	__u64 busy;
+};
+
+STATE_DECL struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ustack_last);
+} ustack_last SEC(".maps");
+
+/*
  * The kernel stack id of a user-mode fault's entry path, per CPU, [0] data and [1] instruction
  * faults (see capture_fault_stacks()).
  */
@@ -233,12 +253,17 @@ static __always_inline struct mm_stats *stats_get(void)
 	return bpf_map_lookup_elem(&stats, &zero);
 }
 
-static __always_inline void count_lost(int counter)
+static __always_inline void count_lost_n(int counter, __u64 events)
 {
 	struct mm_stats *s = stats_get();
 
 	if (s)
-		s->c[counter]++;
+		s->c[counter] += events;
+}
+
+static __always_inline void count_lost(int counter)
+{
+	count_lost_n(counter, 1);
 }
 
 /*
@@ -432,9 +457,10 @@ static __always_inline __u32 user_fp_walk(struct stack_scratch *sc, __u64 *hash)
 
 	if (!regs)
 		return 0;
-	sc->walk[0] = PT_REGS_IP_CORE(regs);
-	sp = PT_REGS_SP_CORE(regs);
-	fp = PT_REGS_FP_CORE(regs);
+	/* bpf_task_pt_regs() gives a BTF pointer: direct loads, no probe reads. */
+	sc->walk[0] = PT_REGS_IP(regs);
+	sp = PT_REGS_SP(regs);
+	fp = PT_REGS_FP(regs);
 	h = (FNV_BASIS ^ sc->walk[0]) * FNV_PRIME;
 	for (__u32 i = 1; i < USER_STACK_DEPTH; i++) {
 		if (fp < sp || fp - sp >= USER_FP_WALK_SPAN || (fp & 7))
@@ -452,10 +478,26 @@ static __always_inline __u32 user_fp_walk(struct stack_scratch *sc, __u64 *hash)
 	return n;
 }
 
+/* Remember key's stack id in this CPU's ustack_last (NULL: not this time). */
+static __always_inline void ustack_last_set(struct ustack_last *last,
+					    const struct ustack_cache_key *key, __u64 id)
+{
+	if (!last || last->busy)
+		return;
+	last->busy = 1;
+	barrier();
+	last->key = *key;
+	last->id = id;
+	barrier();
+	last->busy = 0;
+}
+
 static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch *sc, __u32 tgid)
 {
 	struct ustack_cache_key key = {.tgid = tgid};
+	struct ustack_last *last;
 	__u64 *cached, id;
+	__u32 zero = 0;
 	__u32 n, kn;
 	long len;
 
@@ -469,9 +511,28 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 		return kernel_user_stack(ctx, sc);
 	key.depth = n;
 	key.mm = current_mm();
+	last = bpf_map_lookup_elem(&ustack_last, &zero);
+	if (last && !last->busy) {
+		last->busy = 1;
+		barrier();
+		if (last->id && last->key.walk_hash == key.walk_hash && last->key.mm == key.mm &&
+		    last->key.tgid == key.tgid && last->key.depth == key.depth)
+			id = last->id;
+		else
+			id = 0;
+		barrier();
+		last->busy = 0;
+		if (id)
+			return id;
+	} else {
+		last = NULL; /* interrupted its owner: leave it alone */
+	}
 	cached = bpf_map_lookup_elem(&ustack_cache, &key);
-	if (cached)
-		return *cached;
+	if (cached) {
+		id = *cached;
+		ustack_last_set(last, &key, id);
+		return id;
+	}
 	/* Once per distinct stack: compare with the kernel's walk, then the build IDs. */
 	len = bpf_get_stack(ctx, sc->kwalk, sizeof(sc->kwalk), BPF_F_USER_STACK);
 	kn = len > 0 ? (__u32)len / sizeof(__u64) : 0;
@@ -487,8 +548,10 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 	if ((__u32)len / sizeof(struct user_frame) < n)
 		n = (__u32)len / sizeof(struct user_frame);
 	id = store_user_stack(sc, n);
-	if (id)
+	if (id) {
 		bpf_map_update_elem(&ustack_cache, &key, &id, BPF_ANY);
+		ustack_last_set(last, &key, id);
+	}
 	return id;
 }
 #else
@@ -547,10 +610,10 @@ static __always_inline void hist_bump(__u64 *slots, __u64 value)
 /*
  * Insert init under key, for a counter that was not in the map. Another CPU may have created
  * it in between: then its entry, for the caller to add to. NULL when init went in, or when the
- * map is full (counted under lost_counter).
+ * map is full (the events init counts are added to lost_counter).
  */
 static __always_inline void *map_insert_or_get(void *map, const void *key, const void *init,
-					       int lost_counter)
+					       int lost_counter, __u64 events)
 {
 	void *v;
 
@@ -558,7 +621,7 @@ static __always_inline void *map_insert_or_get(void *map, const void *key, const
 		return NULL;
 	v = bpf_map_lookup_elem(map, key); /* lost a race with another CPU creating it */
 	if (!v)
-		count_lost(lost_counter);
+		count_lost_n(lost_counter, events);
 	return v;
 }
 
@@ -568,7 +631,7 @@ static __always_inline void hash_add(void *map, const void *key, __u64 n, int lo
 	__u64 *v = bpf_map_lookup_elem(map, key);
 
 	if (!v) {
-		v = map_insert_or_get(map, key, &n, lost_counter);
+		v = map_insert_or_get(map, key, &n, lost_counter, n);
 		if (!v)
 			return;
 	}
@@ -576,16 +639,16 @@ static __always_inline void hash_add(void *map, const void *key, __u64 n, int lo
 }
 
 /* One event on a folded stack, with its latency (0: none); hash_add() for the folded map. */
-static __always_inline void folded_add(const struct folded_key *key, __u64 latency_ns)
+static __always_inline void folded_add(const struct folded_key *key, __u64 count, __u64 latency_ns)
 {
-	struct folded_value *v = bpf_map_lookup_elem(&folded, key), init = {1, latency_ns};
+	struct folded_value *v = bpf_map_lookup_elem(&folded, key), init = {count, latency_ns};
 
 	if (!v) {
-		v = map_insert_or_get(&folded, key, &init, CNT_LOST_FOLDED);
+		v = map_insert_or_get(&folded, key, &init, CNT_LOST_FOLDED, count);
 		if (!v)
 			return;
 	}
-	__sync_fetch_and_add(&v->count, 1);
+	__sync_fetch_and_add(&v->count, count);
 	if (latency_ns)
 		__sync_fetch_and_add(&v->latency_ns, latency_ns);
 }

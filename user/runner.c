@@ -137,6 +137,7 @@ int run_tracing(struct mm_opts *opts, const struct tracing_spec *sp)
 
 		folded_session = &s;
 		err = read_stacks(&s, kind_name_trampoline, &set);
+		st.c[CNT_LOST_FOLDED] += set.lost;
 		if (err)
 			err_msg("reading the stacks: %s", strerror(-err));
 		else if (opts->folded)

@@ -388,6 +388,34 @@ static char *folded_text(const struct stack_frame *f, int n)
 	return b.p;
 }
 
+/* Add each CPU's pending fault stack record (bpf/faults.bpf.h folded_count()) to the folded
+ * map: after the hooks are detached, nothing else writes it. The events of a record that does
+ * not fit are counted in set->lost. */
+static void flush_folded_pending(struct session *s, struct stack_set *set)
+{
+	int fd = bpf_map__fd(s->skel->maps.folded);
+	struct folded_pending *fp = calloc((size_t)s->ncpus, sizeof(*fp));
+	__u32 zero = 0;
+
+	if (!fp || bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.folded_pending), &zero, fp)) {
+		warn_msg("stack counts still pending per CPU unreadable: %s", strerror(errno));
+		free(fp);
+		return;
+	}
+	for (int c = 0; c < s->ncpus; c++) {
+		struct folded_value v = {0};
+
+		if (!fp[c].v.count)
+			continue;
+		bpf_map_lookup_elem(fd, &fp[c].key, &v); /* absent: a new record */
+		v.count += fp[c].v.count;
+		v.latency_ns += fp[c].v.latency_ns;
+		if (bpf_map_update_elem(fd, &fp[c].key, &v, BPF_ANY))
+			set->lost += fp[c].v.count;
+	}
+	free(fp);
+}
+
 int read_stacks(struct session *s, kind_name_fn kind_name, struct stack_set *set)
 {
 	int fd = bpf_map__fd(s->skel->maps.folded), cap = 0, n = 0;
@@ -397,6 +425,7 @@ int read_stacks(struct session *s, kind_name_fn kind_name, struct stack_set *set
 	int err = 0;
 
 	memset(set, 0, sizeof(*set));
+	flush_folded_pending(s, set);
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		struct folded_value v;
 		struct stack_record *r;
