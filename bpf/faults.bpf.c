@@ -252,7 +252,7 @@ static __always_inline void location_count(void *ctx, __u32 tgid, __u32 cls, __u
 static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 ip)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct open_fault *old, of = {};
+	struct open_fault *of;
 	struct mm_stats *s;
 
 	if (!trace_allowed(id))
@@ -274,25 +274,24 @@ static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 ip)
 	if (count_only)
 		return;
 
-	of.ts = bpf_ktime_get_ns();
-	of.cls = cls;
-	of.tgid = id >> 32;
-	if (collect_stacks) {
-		bpf_get_current_comm(of.comm, sizeof(of.comm));
-		/* Kernel-mode faults too: the user stack shows the system call's caller. */
-		capture_stacks_of(ctx, cls & FC_USER, cls & FC_EXEC, &of.kernel_stack,
-				  &of.user_stack);
-	}
-
-	old = open_fault_slot(true);
-	if (!old) {
+	of = open_fault_slot(true);
+	if (!of) {
 		s->c[CNT_LOST_OPEN_FAULT]++;
 		return;
 	}
 	/* The previous entry never completed (retried, failed, or killed). */
-	if (old->ts)
-		fault_abandoned(s, old);
-	*old = of;
+	if (of->ts)
+		fault_abandoned(s, of);
+	of->cls = cls;
+	of->tgid = id >> 32;
+	of->tlb = 0;
+	if (collect_stacks) {
+		bpf_get_current_comm(of->comm, sizeof(of->comm));
+		/* Kernel-mode faults too: the user stack shows the system call's caller. */
+		capture_stacks_of(ctx, cls & FC_USER, cls & FC_EXEC, &of->kernel_stack,
+				  &of->user_stack);
+	}
+	of->ts = bpf_ktime_get_ns(); /* last: the stack capture is not in the latency */
 }
 
 /* The thread's open fault completed: accounted major or minor by mm_account_fault(). */
@@ -325,9 +324,8 @@ static __always_inline void fault_complete(bool major)
 	s->c[major ? CNT_FAULT_MAJOR : CNT_FAULT_MINOR]++;
 	fault_tlb_count(s, cls, of->tlb);
 	if (!lat_from_calls) {
-		hist_bump(s->lat[LAT_ALL], lat);
+		/* LAT_ALL is their sum, made in userspace (session_read_stats()). */
 		hist_bump(s->lat[major ? LAT_MAJOR : LAT_MINOR], lat);
-		s->lat_sum[LAT_ALL] += lat;
 		s->lat_sum[major ? LAT_MAJOR : LAT_MINOR] += lat;
 		s->c[CNT_FAULT_LAT_CALLS]++;
 	}

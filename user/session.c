@@ -1242,6 +1242,13 @@ int session_read_stats(struct session *s, struct mm_stats *out, struct mm_stats 
 		for (size_t i = 0; i < sizeof(*out) / sizeof(__u64); i++)
 			dst[i] += src[i];
 	}
+	/* Pairing times completed faults only, each minor or major: the completion program
+	 * bumps one histogram, and "all" is their sum (fexit/kretprobe time every call). */
+	if (!s->skel->rodata->lat_from_calls) {
+		for (int i = 0; i < MMSCOPE_HIST_SLOTS; i++)
+			out->lat[LAT_ALL][i] = out->lat[LAT_MINOR][i] + out->lat[LAT_MAJOR][i];
+		out->lat_sum[LAT_ALL] = out->lat_sum[LAT_MINOR] + out->lat_sum[LAT_MAJOR];
+	}
 	if (percpu_out)
 		*percpu_out = percpu;
 	else
