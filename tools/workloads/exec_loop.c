@@ -106,11 +106,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case OPT_START_CPU:
 			o->start_cpu_ns = wl_parse_u64("--start-cpu-ns", optarg, 0, UINT64_MAX);
 			break;
-		case 'h':
-			usage();
-			exit(0);
 		default:
-			wl_bad_option(c, argv);
+			wl_other_option(c, argv, usage);
 		}
 	}
 	if (optind < argc) {

@@ -84,15 +84,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case OPT_EXIT:
 			o->exit_blocked = true;
 			break;
-		case 'h':
-			usage();
-			exit(0);
 		default:
-			wl_bad_option(c, argv);
+			wl_other_option(c, argv, usage);
 		}
 	}
-	if (optind < argc)
-		wl_usage_error("unexpected argument '%s'", argv[optind]);
+	wl_no_operands(argc, argv);
 }
 
 /* One read of the thread's own page: the fault userfaultfd holds. */

@@ -87,15 +87,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case OPT_PAUSE:
 			o->pause_ms = wl_parse_u64("--pause-before-ms", optarg, 0, 86400000);
 			break;
-		case 'h':
-			usage();
-			exit(0);
 		default:
-			wl_bad_option(c, argv);
+			wl_other_option(c, argv, usage);
 		}
 	}
-	if (optind < argc)
-		wl_usage_error("unexpected argument '%s'", argv[optind]);
+	wl_no_operands(argc, argv);
 	if (!wl_cpu_allowed(o->cpu))
 		wl_usage_error("CPU %ld is not available to this process", o->cpu);
 }

@@ -119,6 +119,27 @@ static inline void __attribute__((noreturn)) wl_bad_option(int c, char *const ar
 }
 
 /*
+ * The cases every workload's option loop ends with: -h/--help prints the usage and exits 0,
+ * anything else is what getopt_long() rejected.
+ */
+static inline void __attribute__((noreturn))
+wl_other_option(int c, char *const argv[], void (*usage)(void))
+{
+	if (c == 'h') {
+		usage();
+		exit(0);
+	}
+	wl_bad_option(c, argv);
+}
+
+/* After the option loop of a workload that takes no operands. */
+static inline void wl_no_operands(int argc, char *const argv[])
+{
+	if (optind < argc)
+		wl_usage_error("unexpected argument '%s'", argv[optind]);
+}
+
+/*
  * Strict decimal parsing. strtoull() alone skips blanks, takes a sign (and "-1" wraps to
  * UINT64_MAX) and stops at the first non-digit, so check the first character and the end.
  */
