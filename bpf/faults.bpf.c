@@ -197,7 +197,17 @@ static __always_inline bool location_key_eq(const struct fault_location_key *a,
 }
 
 /* ip: the kernel's instruction for a kernel-mode fault, the user's for a user-mode one. */
-static __always_inline void location_count(void *ctx, __u32 tgid, __u32 cls, __u64 ip)
+/*
+ * Count a fault at its location. A user location seen for the first time needs its build ID,
+ * which costs an mmap lock trylock and an ELF note parse; with interrupts off, as in every
+ * fault-entry hook (and the perf software events), the lock is released by an irq_work, a
+ * self-IPI: ~13 us a new location on the benchmark VM (2690 irq_work interrupts on one
+ * exec_loop run), which exec-heavy workloads pay for every location of every new image.
+ * Where handle_mm_fault() is hooked (fentry, kprobe: lat_from_calls), that hook reads it
+ * instead, later in the same fault, with interrupts on where the hook keeps them on (fentry,
+ * ftrace-based kprobes): this returns the instruction for it (0: nothing to read).
+ */
+static __always_inline __u64 location_count(void *ctx, __u32 tgid, __u32 cls, __u64 ip)
 {
 	struct fault_location_key key = {.tgid = tgid, .ip = ip};
 	struct fault_location *loc, init = {.count = 1};
@@ -210,11 +220,11 @@ static __always_inline void location_count(void *ctx, __u32 tgid, __u32 cls, __u
 		key.mm = current_mm();
 	lp = bpf_map_lookup_elem(&location_pending, &zero);
 	if (!lp)
-		return;
+		return 0;
 	if (lp->count) {
 		if (location_key_eq(&lp->key, &key)) {
 			lp->count++;
-			return;
+			return 0;
 		}
 		/* Entries are never deleted: the pending one's is there. */
 		loc = bpf_map_lookup_elem(&locations, &lp->key);
@@ -226,32 +236,59 @@ static __always_inline void location_count(void *ctx, __u32 tgid, __u32 cls, __u
 	}
 	loc = bpf_map_lookup_elem(&locations, &key);
 	if (!loc) {
-		if (!key.kernel) {
+		if (key.kernel) {
+		} else if (lat_from_calls) {
+			init.status = BPF_STACK_BUILD_ID_IP; /* until handle_mm_fault()'s hook */
+			init.offset_or_ip = ip;
+		} else {
 			read_user_frame(ctx, &init, tgid);
 			if (!init.status) {
 				count_lost(CNT_LOST_LOCATION);
-				return;
+				return 0;
 			}
 		}
 		loc = map_insert_or_get(&locations, &key, &init, CNT_LOST_LOCATION, 1);
 		if (loc)
 			__sync_fetch_and_add(&loc->count, 1);
-		return;
+		return key.kernel || !lat_from_calls ? 0 : ip;
 	}
 	if (!key.kernel && loc->status != BPF_STACK_BUILD_ID_VALID) {
 		/* A raw address: try the build ID again at its next fault (so not pending). */
-		read_user_frame(ctx, loc, tgid);
 		__sync_fetch_and_add(&loc->count, 1);
-		return;
+		if (lat_from_calls)
+			return ip;
+		read_user_frame(ctx, loc, tgid);
+		return 0;
 	}
 	lp->key = key;
 	lp->count = 1;
+	return 0;
+}
+
+/* handle_mm_fault() was called for the current thread's open fault: read the build ID of
+ * its new location (location_count()). The leaf of its user stack is the faulting
+ * instruction. */
+static __always_inline void location_build_id(void *ctx)
+{
+	struct open_fault *of = open_fault_of();
+	struct fault_location_key key = {};
+	struct fault_location *loc;
+
+	if (!of || !of->loc_ip)
+		return;
+	key.tgid = of->tgid;
+	key.mm = current_mm();
+	key.ip = of->loc_ip;
+	of->loc_ip = 0; /* once: a retried fault calls handle_mm_fault() again */
+	loc = bpf_map_lookup_elem(&locations, &key);
+	if (loc && loc->status != BPF_STACK_BUILD_ID_VALID)
+		read_user_frame(ctx, loc, key.tgid);
 }
 
 /* ip: the faulting instruction (kernel-mode faults: the kernel's; user-mode: the user's). */
 static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 ip)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid(), loc_ip = 0;
 	struct open_fault *of;
 	struct mm_stats *s;
 
@@ -270,7 +307,7 @@ static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 ip)
 	if (collect_procs)
 		proc_count(id >> 32, cls, false);
 	if (collect_locations)
-		location_count(ctx, id >> 32, cls, ip);
+		loc_ip = location_count(ctx, id >> 32, cls, ip);
 	if (count_only)
 		return;
 
@@ -285,6 +322,7 @@ static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 ip)
 	of->cls = cls;
 	of->tgid = id >> 32;
 	of->tlb = 0;
+	of->loc_ip = loc_ip;
 	if (collect_stacks) {
 		bpf_get_current_comm(of->comm, sizeof(of->comm));
 		/* Kernel-mode faults too: the user stack shows the system call's caller. */
@@ -491,7 +529,7 @@ static __always_inline void learn_access(unsigned int flags)
 	}
 }
 
-static __always_inline void mm_fault_call(unsigned int flags, void *regs)
+static __always_inline void mm_fault_call(void *ctx, unsigned int flags, void *regs)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
@@ -499,8 +537,11 @@ static __always_inline void mm_fault_call(unsigned int flags, void *regs)
 
 	if (!trace_allowed(id))
 		return;
-	if (regs)
+	if (regs) {
 		learn_access(flags);
+		if (collect_locations)
+			location_build_id(ctx);
+	}
 	call.ts = bpf_ktime_get_ns();
 	call.flags = flags;
 	call.has_regs = regs != NULL;
@@ -544,7 +585,7 @@ SEC("fentry/handle_mm_fault")
 int BPF_PROG(mm_fault_fentry, struct vm_area_struct *vma, unsigned long address, unsigned int flags,
 	     struct pt_regs *regs)
 {
-	mm_fault_call(flags, regs);
+	mm_fault_call(ctx, flags, regs);
 	return 0;
 }
 
@@ -560,7 +601,7 @@ SEC("kprobe/handle_mm_fault")
 int BPF_KPROBE(mm_fault_kprobe, struct vm_area_struct *vma, unsigned long address,
 	       unsigned int flags, struct pt_regs *regs)
 {
-	mm_fault_call(flags, regs);
+	mm_fault_call(ctx, flags, regs);
 	return 0;
 }
 

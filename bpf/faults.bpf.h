@@ -23,6 +23,7 @@ struct open_fault {
 	__u64 user_stack;
 	__u64 kernel_stack;
 	char comm[MMSCOPE_COMM_LEN];
+	__u64 loc_ip; /* a new user location whose build ID handle_mm_fault()'s hook reads */
 };
 
 #if MMSCOPE_TASK_STORAGE
@@ -163,6 +164,8 @@ static __always_inline void fault_abandoned(struct mm_stats *s, struct open_faul
 {
 	s->c[CNT_FAULT_REPLACED]++;
 	fault_tlb_count(s, of->cls, of->tlb);
+	if (of->loc_ip)
+		want_maps(of->tgid); /* its location's build ID was never read: a raw address */
 	if (collect_stacks)
 		folded_count(of, of->cls, 0);
 }

@@ -1046,6 +1046,7 @@ struct open_fault_value {
 	__u32 tlb, pad;
 	__u64 user_stack, kernel_stack;
 	char comm[MMSCOPE_COMM_LEN];
+	__u64 loc_ip;
 };
 
 /* One open fault found at the end: incomplete, with its class's invalidations. */
@@ -1116,7 +1117,7 @@ static void collect_open_faults(struct session *s)
 	__u32 key, next;
 	void *prev = NULL;
 
-	_Static_assert(sizeof(v) == 56, "open_fault layout");
+	_Static_assert(sizeof(v) == 64, "open_fault layout");
 	if (s->cfg.count_only || !(s->cfg.events & (1u << EV_FAULT_DONE)))
 		return;
 	if (bpf_map__type(s->skel->maps.open_faults) != BPF_MAP_TYPE_HASH) {

@@ -382,6 +382,17 @@ def run_checks(target, blocks, markers, c):
         c.near("faults: kernel delta = 0", delta("kernel"), 0, TOL)
         # Anonymous and memfd pages already in memory: nothing is read from a disk.
         c.near("faults: major == 0", f1.get("major"), 0, 2)
+        # The location table names the loop functions of page_touch (a static binary with its
+        # symbols) with every one of their faults: their build IDs were read at fault entry, or
+        # in handle_mm_fault()'s hook where one is attached (fentry, kprobe).
+        locs = {(r.get("symbol"), r.get("dso", "").rsplit("/", 1)[-1]): r.get("count")
+                for r in f1.get("top_locations") or []}
+        c.check("faults: top location touch_write_pages holds the write faults",
+                locs.get(("touch_write_pages", "page_touch")) == ew,
+                f"{locs.get(('touch_write_pages', 'page_touch'))} (want {ew}); {sorted(locs.items())[:6]}")
+        c.check("faults: top location touch_read_pages holds the read faults",
+                locs.get(("touch_read_pages", "page_touch")) == er,
+                f"{locs.get(('touch_read_pages', 'page_touch'))} (want {er})")
         if arch in ("x86", "powerpc"):
             # x86: the exceptions tracepoints' error code; powerpc: trap (0x400 = instruction
             # fetch) and DSISR (store bit) from the perf event's registers.
