@@ -308,7 +308,7 @@ static __always_inline bool task_allowed(struct task_struct *t)
 		return false;
 	if (filter_cgroup && BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id) != targ_cgroup_id)
 		return false;
-	if (filter_tgid && !bpf_map_lookup_elem(&tracked, &tgid))
+	if (filter_tgid && !tgid_tracked(tgid))
 		return false;
 	return true;
 }

@@ -73,10 +73,14 @@ static __always_inline void note_mm_cpu(__u64 mm)
 		count_lost(CNT_LOST_MM_CPUS);
 }
 
-/* prev is current. A switch counts when a traced task is on either side, once. */
-static __always_inline void on_switch(struct task_struct *prev, struct task_struct *next)
+/*
+ * prev is current. A switch counts when a traced task is on either side, once. prev_mm and
+ * next_mm are the tasks' mm: direct loads from tp_btf's BTF pointers, probe reads from
+ * raw_tp's.
+ */
+static __always_inline void on_switch(struct task_struct *prev, struct task_struct *next,
+				      __u64 prev_mm, __u64 next_mm)
 {
-	__u64 prev_mm = (__u64)BPF_CORE_READ(prev, mm), next_mm = (__u64)BPF_CORE_READ(next, mm);
 	bool prev_ok = trace_allowed(bpf_get_current_pid_tgid());
 	bool next_ok = !prev_ok && task_allowed(next);
 	struct cpu_switch_state *cs;
@@ -122,14 +126,14 @@ static __always_inline void on_switch(struct task_struct *prev, struct task_stru
 SEC("tp_btf/sched_switch")
 int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	on_switch(prev, next);
+	on_switch(prev, next, (__u64)prev->mm, (__u64)next->mm);
 	return 0;
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	on_switch(prev, next);
+	on_switch(prev, next, (__u64)BPF_CORE_READ(prev, mm), (__u64)BPF_CORE_READ(next, mm));
 	return 0;
 }
 
