@@ -26,26 +26,31 @@ static int cmp_proc(const void *a, const void *b)
 	return tx < ty ? 1 : tx > ty ? -1 : (x->tgid > y->tgid) - (x->tgid < y->tgid);
 }
 
-/* Each CPU's counts of the process it counted last, not in its row yet (bpf/faults.bpf.c,
- * proc_count()): s->ncpus of them, or NULL. */
-static struct proc_pending *read_proc_pending(struct session *s)
+/*
+ * The per-CPU slot of counts a table's entries have pending (bpf/faults.bpf.*: proc_count(),
+ * location_count(), folded_count()): s->ncpus values of size bytes, or NULL, said on stderr,
+ * when it cannot be read (then nothing pending is added). Caller frees.
+ */
+static void *read_pending(struct session *s, const struct bpf_map *map, size_t size,
+			  const char *what)
 {
-	struct proc_pending *pp = calloc((size_t)s->ncpus, sizeof(*pp));
+	void *v = calloc((size_t)s->ncpus, size);
 	__u32 zero = 0;
 
-	if (pp && bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.proc_pending), &zero, pp)) {
-		warn_msg("per-process counts still pending per CPU unreadable: %s",
-			 strerror(errno));
-		free(pp);
-		pp = NULL;
+	if (!v || bpf_map_lookup_elem(bpf_map__fd(map), &zero, v)) {
+		warn_msg("%s still pending per CPU not added: %s", what,
+			 v ? strerror(errno) : "out of memory");
+		free(v);
+		return NULL;
 	}
-	return pp;
+	return v;
 }
 
 struct proc_row *read_procs(struct session *s, int *n)
 {
 	int fd = bpf_map__fd(s->skel->maps.procs), cap = 0;
-	struct proc_pending *pending = read_proc_pending(s);
+	struct proc_pending *pending =
+		read_pending(s, s->skel->maps.proc_pending, sizeof(*pending), "per-process counts");
 	struct proc_row *rows = NULL;
 	__u32 key, next, *prev = NULL;
 
@@ -132,21 +137,6 @@ static int cmp_loc(const void *a, const void *b)
 	return strcmp(x->symbol, y->symbol);
 }
 
-/* The faults each CPU counted at its last location and had not added to the table yet
- * (bpf/faults.bpf.c, location_count()): s->ncpus of them, or NULL (then none are added). */
-static struct location_pending *read_location_pending(struct session *s)
-{
-	struct location_pending *lp = calloc((size_t)s->ncpus, sizeof(*lp));
-	__u32 zero = 0;
-
-	if (lp && bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.location_pending), &zero, lp)) {
-		warn_msg("location counts still pending per CPU unreadable: %s", strerror(errno));
-		free(lp);
-		lp = NULL;
-	}
-	return lp;
-}
-
 static uint64_t location_pending_at(const struct location_pending *lp, int ncpus,
 				    const struct fault_location_key *key)
 {
@@ -162,7 +152,8 @@ struct location_row *read_locations(struct session *s, int *n)
 {
 	int fd = bpf_map__fd(s->skel->maps.locations), cap = 0;
 	struct fault_location_key key, next, *prev = NULL;
-	struct location_pending *pending = read_location_pending(s);
+	struct location_pending *pending = read_pending(s, s->skel->maps.location_pending,
+							sizeof(*pending), "location counts");
 	struct location_row *rows = NULL;
 
 	*n = 0;
@@ -394,14 +385,11 @@ static char *folded_text(const struct stack_frame *f, int n)
 static void flush_folded_pending(struct session *s, struct stack_set *set)
 {
 	int fd = bpf_map__fd(s->skel->maps.folded);
-	struct folded_pending *fp = calloc((size_t)s->ncpus, sizeof(*fp));
-	__u32 zero = 0;
+	struct folded_pending *fp =
+		read_pending(s, s->skel->maps.folded_pending, sizeof(*fp), "stack records");
 
-	if (!fp || bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.folded_pending), &zero, fp)) {
-		warn_msg("stack counts still pending per CPU unreadable: %s", strerror(errno));
-		free(fp);
+	if (!fp)
 		return;
-	}
 	for (int c = 0; c < s->ncpus; c++) {
 		struct folded_value v = {0};
 
