@@ -41,6 +41,13 @@ struct {
 	__type(value, struct location_pending);
 } location_pending SEC(".maps");
 
+/* The kernel's perf mmap records, read by userspace (user/mmap_log.c); no program writes it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} mmap_events SEC(".maps");
+
 /* handle_mm_fault() calls in flight (fentry/kprobe latency), by thread. */
 struct lat_call {
 	__u64 ts;
@@ -236,7 +243,15 @@ static __always_inline __u64 location_count(void *ctx, __u32 tgid, __u32 cls, __
 	}
 	loc = bpf_map_lookup_elem(&locations, &key);
 	if (!loc) {
+		__u32 *image_tgid;
+
 		if (key.kernel) {
+		} else if (mmap_records_on &&
+			   (image_tgid = bpf_map_lookup_elem(&exec_images, &key.mm)) &&
+			   *image_tgid == tgid) {
+			/* An image whose mappings userspace has from the kernel's mmap records. */
+			init.status = LOC_MMAP_RECORDS;
+			init.offset_or_ip = ip;
 		} else if (lat_from_calls) {
 			init.status = BPF_STACK_BUILD_ID_IP; /* until handle_mm_fault()'s hook */
 			init.offset_or_ip = ip;
@@ -250,9 +265,10 @@ static __always_inline __u64 location_count(void *ctx, __u32 tgid, __u32 cls, __
 		loc = map_insert_or_get(&locations, &key, &init, CNT_LOST_LOCATION, 1);
 		if (loc)
 			__sync_fetch_and_add(&loc->count, 1);
-		return key.kernel || !lat_from_calls ? 0 : ip;
+		return key.kernel || !lat_from_calls || init.status == LOC_MMAP_RECORDS ? 0 : ip;
 	}
-	if (!key.kernel && loc->status != BPF_STACK_BUILD_ID_VALID) {
+	if (!key.kernel && loc->status != BPF_STACK_BUILD_ID_VALID &&
+	    loc->status != LOC_MMAP_RECORDS) {
 		/* A raw address: try the build ID again at its next fault (so not pending). */
 		__sync_fetch_and_add(&loc->count, 1);
 		if (lat_from_calls)

@@ -225,7 +225,9 @@ struct fault_location_key {
 
 /* The count, and the user instruction as (build ID, file offset), or as the raw address when
  * the build ID could not be read (status as in struct bpf_stack_build_id: 1 = build ID
- * valid, 2 = raw ip; 0 for kernel-mode faults). */
+ * valid, 2 = raw ip; 0 for kernel-mode faults), or as the raw address of an image whose
+ * mappings the kernel's perf mmap records give (LOC_MMAP_RECORDS: user/mmap_log.c). */
+#define LOC_MMAP_RECORDS 3
 struct fault_location {
 	__u64 count;
 	__u32 status;
@@ -308,6 +310,8 @@ struct mm_record {
 	__u32 tgid;
 	char comm[MMSCOPE_COMM_LEN];
 	char filename[256];
+	__u64 mm; /* REC_EXEC: the new address space */
+	__u64 ns; /* REC_EXEC: when (CLOCK_MONOTONIC) */
 };
 
 #endif

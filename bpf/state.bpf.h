@@ -74,6 +74,20 @@ STATE_DECL struct {
  */
 STATE_DECL __u64 tracked_gen;
 
+/*
+ * Set by userspace while it reads the kernel's perf mmap records (user/mmap_log.c): the
+ * mappings of every image exec'ed from then on are known without asking the kernel for build
+ * IDs. exec_images holds those images' address spaces, with their process.
+ */
+STATE_DECL __u32 mmap_records_on;
+
+STATE_DECL struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64);
+	__type(value, __u32);
+} exec_images SEC(".maps");
+
 /* Per CPU: the last process trace_allowed() looked up in tracked, and the answer. A CPU runs
  * one process's faults in a row; the lookup (a hash of the pid, a bucket walk) was half of
  * what `mmscope stat` cost per fault. */

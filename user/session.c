@@ -20,6 +20,7 @@
 #include "btf.h"
 #include "kcaps.h"
 #include "session.h"
+#include "mmap_log.h"
 #include "mmscope.skel.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
@@ -496,6 +497,8 @@ static void configure(struct session *s)
 		bpf_map__set_max_entries(sk->maps.switch_procs, 1);
 	if (!s->cfg.track_mm_cpus)
 		bpf_map__set_max_entries(sk->maps.mm_cpus, 1);
+	if (!s->cfg.locations || sk->rodata->lat_from_calls)
+		bpf_map__set_max_entries(sk->maps.exec_images, 1);
 	/* Hash maps are preallocated: the ones this run's hooks never touch cost start-up time
 	 * and memory for nothing. */
 	if (s->cfg.count_only && bpf_map__type(sk->maps.open_faults) == BPF_MAP_TYPE_HASH)
@@ -619,6 +622,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	/* REC_EXEC: its new image and loader now, its libraries once the loader has mapped
 	 * them (and again later, for what it loads at run time). */
 	if (r->type == REC_EXEC) {
+		mmap_log_exec(s->mlog, r->tgid, r->mm, r->ns);
 		snapshot_now(s, (int)r->tgid, now);
 		queue_snapshot(s, (int)r->tgid, now + 20000000ULL);
 		queue_snapshot(s, (int)r->tgid, now + 300000000ULL);
@@ -984,6 +988,22 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 			return -1;
 		}
 	}
+	/*
+	 * Fault locations, where no handle_mm_fault() hook reads their build IDs with interrupts
+	 * on: the images exec'ed from now on are resolved from the kernel's mmap records.
+	 * Without them (before 5.12: no build IDs in the records) each new location's build ID
+	 * is read at its fault.
+	 */
+	if (cfg->locations && s->usyms && !s->skel->rodata->lat_from_calls) {
+		int err = 0;
+
+		s->mlog = mmap_log_open(bpf_map__fd(s->skel->maps.mmap_events), &err);
+		if (s->mlog)
+			s->skel->bss->mmap_records_on = 1;
+		else
+			verbose_msg("mmap records: %s (build IDs read at the faults)",
+				    strerror(-err));
+	}
 	s->t_start = now_ns();
 	s->wall_start = wall_time_s();
 	verbose_msg("[%.0f ms] attached", (double)(s->t_start - t_begin) / 1e6);
@@ -1157,6 +1177,7 @@ int session_run(struct session *s, interval_fn on_interval)
 		} else {
 			usleep(50000);
 		}
+		mmap_log_consume(s->mlog);
 		now = now_ns();
 		if (step && now >= next) {
 			double t1 = wall_time_s();
@@ -1184,6 +1205,10 @@ int session_run(struct session *s, interval_fn on_interval)
 	collect_open_faults(s);
 	if (s->rb)
 		ring_buffer__consume(s->rb);
+	mmap_log_consume(s->mlog);
+	if (mmap_log_lost(s->mlog))
+		warn_msg("%llu mmap records lost: some fault locations may show [unknown]",
+			 (unsigned long long)mmap_log_lost(s->mlog));
 	if (s->nresnap)
 		take_due_snapshots(s, 0);
 	s->t_end = now_ns();
@@ -1320,6 +1345,7 @@ int session_close(struct session *s, int status)
 	if (s->cgroup_fd >= 0)
 		close(s->cgroup_fd);
 	usyms_free(s->usyms);
+	mmap_log_free(s->mlog);
 	ksyms_free(s->ksyms);
 	kcaps_free_live(&s->caps);
 

@@ -79,7 +79,8 @@ struct session {
 	uint64_t open_fault_tlb[FAULT_CLASS_SLOTS][FT_NR];
 	double wall_start;
 	struct usyms *usyms;
-	struct ksyms *ksyms; /* see session_ksyms() */
+	struct mmap_log *mlog; /* the kernel's mmap records, when the locations use them */
+	struct ksyms *ksyms;   /* see session_ksyms() */
 	bool ksyms_failed;
 
 	struct atomic_file out_file;

@@ -16,6 +16,7 @@
 
 #include "escape.h"
 #include "stacks.h"
+#include "mmap_log.h"
 #include "mmscope.skel.h"
 
 static int cmp_proc(const void *a, const void *b)
@@ -115,6 +116,28 @@ static bool resolve_user(struct session *s, uint32_t tgid, uint32_t status,
 static bool scanned_once;
 
 /* Resolve; when a valid build ID is unknown, look once through every live process. */
+/* A location of an image resolved from the kernel's mmap records (LOC_MMAP_RECORDS): by its
+ * file's build ID, registering the file by its path if it is not known yet (a path that now
+ * holds another file has another build ID: no symbol rather than a wrong one). */
+static void resolve_mmap_record(struct session *s, const struct fault_location_key *key,
+				struct usym *u)
+{
+	struct mmap_hit hit;
+
+	memset(u, 0, sizeof(*u));
+	if (!s->usyms || !mmap_log_find(s->mlog, key->tgid, key->mm, key->ip, &hit))
+		return;
+	if (hit.has_build_id) {
+		if (usyms_resolve_build_id(s->usyms, hit.build_id, hit.file_offset, u) && u->name)
+			return;
+		if (hit.path[0] == '/' && usyms_add_file(s->usyms, hit.path) == 0 &&
+		    usyms_resolve_build_id(s->usyms, hit.build_id, hit.file_offset, u) && u->name)
+			return;
+	}
+	memset(u, 0, sizeof(*u));
+	u->dso = hit.path;
+}
+
 static bool resolve_user_retry(struct session *s, uint32_t tgid, uint32_t status,
 			       const unsigned char *build_id, uint64_t off, struct usym *u)
 {
@@ -179,8 +202,11 @@ struct location_row *read_locations(struct session *s, int *n)
 		} else {
 			struct usym u;
 
-			resolve_user_retry(s, key.tgid, loc.status, loc.build_id, loc.offset_or_ip,
-					   &u);
+			if (loc.status == LOC_MMAP_RECORDS)
+				resolve_mmap_record(s, &key, &u);
+			else
+				resolve_user_retry(s, key.tgid, loc.status, loc.build_id,
+						   loc.offset_or_ip, &u);
 			snprintf(sym, sizeof(sym), "%s", u.name ? u.name : "[unknown]");
 			snprintf(dso, sizeof(dso), "%s", u.dso ? u.dso : "[unknown]");
 		}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kernel's own record of the code each image maps: perf's PERF_RECORD_MMAP2 (with the
+ * file's build ID since v5.12, perf_event_attr.build_id) and PERF_RECORD_COMM with the exec
+ * flag, read from a dummy software event on every CPU. They are written while the mapping is made,
+ * so they hold what a process mapped however short its life, where a /proc/PID/maps snapshot comes
+ * too late. A fault location of an image exec'ed during the run is then kept as a raw address
+ * (bpf/faults.bpf.c: LOC_MMAP_RECORDS) and resolved here at the end, without the build-ID read that
+ * costs the fault ~13 us on kernels whose fault hooks all run with interrupts off.
+ */
+#ifndef MMSCOPE_MMAP_LOG_H
+#define MMSCOPE_MMAP_LOG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct mmap_log;
+
+/* Open the records on every CPU into the perf event array map_fd; NULL and *err (-errno)
+ * when this kernel cannot give them (no build IDs in mmap2: before 5.12). */
+struct mmap_log *mmap_log_open(int map_fd, int *err);
+/* Read what the CPUs have written so far (non-blocking). */
+void mmap_log_consume(struct mmap_log *l);
+/* An exec seen by the exec hook (REC_EXEC): process tgid's new address space mm, at ns. */
+void mmap_log_exec(struct mmap_log *l, uint32_t tgid, uint64_t mm, uint64_t ns);
+/* Records lost by the kernel (a full buffer) or dropped here (the log's cap). */
+uint64_t mmap_log_lost(const struct mmap_log *l);
+
+struct mmap_hit {
+	const char *path; /* the mapped file, as the process named it */
+	bool has_build_id;
+	unsigned char build_id[20];
+	uint64_t file_offset;
+};
+
+/* The mapping of instruction ip in process tgid's image mm. false when not known. */
+bool mmap_log_find(struct mmap_log *l, uint32_t tgid, uint64_t mm, uint64_t ip,
+		   struct mmap_hit *hit);
+void mmap_log_free(struct mmap_log *l);
+
+#endif
