@@ -243,15 +243,15 @@ static __always_inline __u64 location_count(void *ctx, __u32 tgid, __u32 cls, __
 	}
 	loc = bpf_map_lookup_elem(&locations, &key);
 	if (!loc) {
-		__u32 *image_tgid;
+		__u64 image = key.kernel ? 0 : image_in_mmap_records(tgid, key.mm);
 
 		if (key.kernel) {
-		} else if (mmap_records_on &&
-			   (image_tgid = bpf_map_lookup_elem(&exec_images, &key.mm)) &&
-			   *image_tgid == tgid) {
-			/* An image whose mappings userspace has from the kernel's mmap records. */
+		} else if (image) {
+			/* An image whose mappings userspace has from the kernel's mmap records: the
+			 * raw address, and the image's exec time in the build ID's place. */
 			init.status = LOC_MMAP_RECORDS;
 			init.offset_or_ip = ip;
+			__builtin_memcpy(init.build_id, &image, sizeof(image));
 		} else if (lat_from_calls) {
 			init.status = BPF_STACK_BUILD_ID_IP; /* until handle_mm_fault()'s hook */
 			init.offset_or_ip = ip;

@@ -226,7 +226,8 @@ struct fault_location_key {
 /* The count, and the user instruction as (build ID, file offset), or as the raw address when
  * the build ID could not be read (status as in struct bpf_stack_build_id: 1 = build ID
  * valid, 2 = raw ip; 0 for kernel-mode faults), or as the raw address of an image whose
- * mappings the kernel's perf mmap records give (LOC_MMAP_RECORDS: user/mmap_log.c). */
+ * mappings the kernel's perf mmap records give (LOC_MMAP_RECORDS: user/mmap_log.c; the first 8
+ * bytes of build_id then hold the image's exec time, struct exec_image). */
 #define LOC_MMAP_RECORDS 3
 struct fault_location {
 	__u64 count;
@@ -310,8 +311,17 @@ struct mm_record {
 	__u32 tgid;
 	char comm[MMSCOPE_COMM_LEN];
 	char filename[256];
-	__u64 mm; /* REC_EXEC: the new address space */
-	__u64 ns; /* REC_EXEC: when (CLOCK_MONOTONIC) */
+	__u64 ns;	/* REC_EXEC: when (CLOCK_MONOTONIC); with tgid, names the image */
+	__u32 recorded; /* REC_EXEC: 1 when the image's locations use the mmap records */
+	__u32 pad;
+};
+
+/* An image exec'ed while the kernel's mmap records are read (bpf/state.bpf.h exec_images):
+ * named by its process and the time of its exec record. */
+struct exec_image {
+	__u32 tgid;
+	__u32 pad;
+	__u64 ns;
 };
 
 #endif

@@ -133,15 +133,18 @@ static __always_inline void emit_exec(const char *filename)
 	}
 	r->type = REC_EXEC;
 	r->tgid = id >> 32;
-	r->mm = current_mm();
 	r->ns = bpf_ktime_get_ns();
+	r->recorded = 0;
+	r->pad = 0;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	bpf_probe_read_kernel_str(r->filename, sizeof(r->filename), filename);
 	/* An image userspace will know the mappings of: its locations need no build IDs. */
 	if (mmap_records_on) {
-		__u32 tgid = id >> 32;
+		struct exec_image im = {.tgid = id >> 32, .ns = r->ns};
+		__u64 mm = current_mm();
 
-		bpf_map_update_elem(&exec_images, &r->mm, &tgid, BPF_ANY);
+		if (bpf_map_update_elem(&exec_images, &mm, &im, BPF_ANY) == 0)
+			r->recorded = 1;
 	}
 	bpf_ringbuf_submit(r, 0);
 }

@@ -81,12 +81,25 @@ STATE_DECL __u64 tracked_gen;
  */
 STATE_DECL __u32 mmap_records_on;
 
+/* By address space: the exec'ed image it holds (an mm_struct freed and reused by a later
+ * image gets that image's entry at its exec, before any of its faults). */
 STATE_DECL struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 8192);
 	__type(key, __u64);
-	__type(value, __u32);
+	__type(value, struct exec_image);
 } exec_images SEC(".maps");
+
+/* The exec time that names process tgid's image mm if userspace has its mmap records, else 0. */
+static __always_inline __u64 image_in_mmap_records(__u32 tgid, __u64 mm)
+{
+	struct exec_image *im;
+
+	if (!mmap_records_on)
+		return 0;
+	im = bpf_map_lookup_elem(&exec_images, &mm);
+	return im && im->tgid == tgid ? im->ns : 0;
+}
 
 /* Per CPU: the last process trace_allowed() looked up in tracked, and the answer. A CPU runs
  * one process's faults in a row; the lookup (a hash of the pid, a bucket walk) was half of
@@ -414,7 +427,7 @@ static __always_inline __u64 store_user_stack(struct stack_scratch *sc, __u32 n)
 		__builtin_memcpy(&w, sc->u.f[i].build_id, sizeof(w));
 		h = (h ^ sc->u.f[i].offset_or_ip) * FNV_PRIME;
 		h = (h ^ w ^ (__u64)sc->u.f[i].status) * FNV_PRIME;
-		raw |= sc->u.f[i].status != BPF_STACK_BUILD_ID_VALID;
+		raw |= sc->u.f[i].status == BPF_STACK_BUILD_ID_IP;
 	}
 	h |= 1;
 	if (bpf_map_lookup_elem(&user_stacks, &h))
@@ -512,6 +525,7 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 	struct ustack_last *last;
 	__u64 *cached, id;
 	__u32 zero = 0;
+	__u64 image;
 	__u32 n, kn;
 	long len;
 
@@ -555,6 +569,25 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 			break;
 		if (i >= kn || sc->kwalk[i] != sc->walk[i])
 			return kernel_user_stack(ctx, sc);
+	}
+	/* An image whose mappings userspace has from the kernel's mmap records: raw addresses,
+	 * no build-ID reads (user/mmap_log.c), the image's exec time in the build ID's place. */
+	image = image_in_mmap_records(tgid, key.mm);
+	if (image) {
+		for (__u32 i = 0; i < USER_STACK_DEPTH; i++) {
+			if (i >= n)
+				break;
+			__builtin_memset(&sc->u.f[i], 0, sizeof(sc->u.f[i]));
+			sc->u.f[i].status = LOC_MMAP_RECORDS;
+			__builtin_memcpy(sc->u.f[i].build_id, &image, sizeof(image));
+			sc->u.f[i].offset_or_ip = sc->walk[i];
+		}
+		id = store_user_stack(sc, n);
+		if (id) {
+			bpf_map_update_elem(&ustack_cache, &key, &id, BPF_ANY);
+			ustack_last_set(last, &key, id);
+		}
+		return id;
 	}
 	len = bpf_get_stack(ctx, sc->u.f, sizeof(sc->u.f), BPF_F_USER_STACK | BPF_F_USER_BUILD_ID);
 	if (len <= 0)

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The kernel's mmap and exec records (see mmap_log.h). An image is found from the exec hook's
- * record of it (process, address space, time: after the kernel mapped the binary and its
- * loader, before the loader maps the libraries); it spans, in the process's records, from the
- * COMM record of its exec to the next one. The mapping of an instruction is the last code
- * mapping of the image that covers it.
+ * The kernel's mmap and exec records (see mmap_log.h). An image is named by the exec hook's
+ * record of it (process and time: after the kernel mapped the binary and its loader, before
+ * the loader maps the libraries); it spans, in the process's records, from the COMM record of
+ * its exec to the next one. The mapping of an instruction is the last code mapping of the
+ * image that covers it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -32,7 +32,7 @@ struct mlog_ent {
 };
 
 struct mlog_exec {
-	uint64_t mm, ns;
+	uint64_t ns;
 	uint32_t tgid;
 };
 
@@ -172,7 +172,7 @@ void mmap_log_consume(struct mmap_log *l)
 		perf_buffer__consume(l->pb);
 }
 
-void mmap_log_exec(struct mmap_log *l, uint32_t tgid, uint64_t mm, uint64_t ns)
+void mmap_log_exec(struct mmap_log *l, uint32_t tgid, uint64_t ns)
 {
 	if (!l)
 		return;
@@ -187,7 +187,7 @@ void mmap_log_exec(struct mmap_log *l, uint32_t tgid, uint64_t mm, uint64_t ns)
 		l->execs = x;
 		l->capexec = cap;
 	}
-	l->execs[l->nexec++] = (struct mlog_exec){.mm = mm, .ns = ns, .tgid = tgid};
+	l->execs[l->nexec++] = (struct mlog_exec){.ns = ns, .tgid = tgid};
 }
 
 uint64_t mmap_log_lost(const struct mmap_log *l)
@@ -237,14 +237,20 @@ static const struct mlog_ent *find_in_image(const struct mmap_log *l, size_t lo,
 	return best && best->path ? best : NULL;
 }
 
-bool mmap_log_find(struct mmap_log *l, uint32_t tgid, uint64_t mm, uint64_t ip,
+bool mmap_log_find(struct mmap_log *l, uint32_t tgid, uint64_t exec_ns, uint64_t ip,
 		   struct mmap_hit *hit)
 {
-	const struct mlog_ent *found = NULL;
+	const struct mlog_ent *e;
+	bool known = false;
 	size_t lo = 0, hi;
 
 	memset(hit, 0, sizeof(*hit));
 	if (!l)
+		return false;
+	/* The image: the exec hook's record of it (it was sent: the BPF side named it). */
+	for (size_t x = 0; x < l->nexec && !known; x++)
+		known = l->execs[x].tgid == tgid && l->execs[x].ns == exec_ns;
+	if (!known)
 		return false;
 	if (!l->sorted) {
 		qsort(l->ents, l->n, sizeof(*l->ents), cmp_ent);
@@ -260,32 +266,13 @@ bool mmap_log_find(struct mmap_log *l, uint32_t tgid, uint64_t mm, uint64_t ip,
 		else
 			hi = mid;
 	}
-	/*
-	 * The image: the exec hook's record of (tgid, mm). A freed mm_struct is often reused by
-	 * the process's next image but one (an exec loop alternates between two), so several
-	 * images may have that address: the one that mapped code at ip is it. Two that both did,
-	 * differently, leave it unknown rather than guessed.
-	 */
-	for (size_t x = 0; x < l->nexec; x++) {
-		const struct mlog_ent *e;
-
-		if (l->execs[x].tgid != tgid || l->execs[x].mm != mm)
-			continue;
-		e = find_in_image(l, lo, tgid, l->execs[x].ns, ip);
-		if (!e)
-			continue;
-		if (found &&
-		    (found->has_id != e->has_id || memcmp(found->id, e->id, sizeof(e->id)) ||
-		     found->pgoff + (ip - found->start) != e->pgoff + (ip - e->start)))
-			return false;
-		found = e;
-	}
-	if (!found)
+	e = find_in_image(l, lo, tgid, exec_ns, ip);
+	if (!e)
 		return false;
-	hit->path = found->path;
-	hit->has_build_id = found->has_id;
-	memcpy(hit->build_id, found->id, sizeof(hit->build_id));
-	hit->file_offset = found->pgoff + (ip - found->start);
+	hit->path = e->path;
+	hit->has_build_id = e->has_id;
+	memcpy(hit->build_id, e->id, sizeof(hit->build_id));
+	hit->file_offset = e->pgoff + (ip - e->start);
 	return true;
 }
 

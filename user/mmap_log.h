@@ -21,8 +21,9 @@ struct mmap_log;
 struct mmap_log *mmap_log_open(int map_fd, int *err);
 /* Read what the CPUs have written so far (non-blocking). */
 void mmap_log_consume(struct mmap_log *l);
-/* An exec seen by the exec hook (REC_EXEC): process tgid's new address space mm, at ns. */
-void mmap_log_exec(struct mmap_log *l, uint32_t tgid, uint64_t mm, uint64_t ns);
+/* An exec seen by the exec hook (REC_EXEC) at ns, of an image whose locations and stacks are
+ * named by (tgid, ns). */
+void mmap_log_exec(struct mmap_log *l, uint32_t tgid, uint64_t ns);
 /* Records lost by the kernel (a full buffer) or dropped here (the log's cap). */
 uint64_t mmap_log_lost(const struct mmap_log *l);
 
@@ -33,8 +34,9 @@ struct mmap_hit {
 	uint64_t file_offset;
 };
 
-/* The mapping of instruction ip in process tgid's image mm. false when not known. */
-bool mmap_log_find(struct mmap_log *l, uint32_t tgid, uint64_t mm, uint64_t ip,
+/* The mapping of instruction ip in process tgid's image exec'ed at exec_ns. false when not
+ * known. */
+bool mmap_log_find(struct mmap_log *l, uint32_t tgid, uint64_t exec_ns, uint64_t ip,
 		   struct mmap_hit *hit);
 void mmap_log_free(struct mmap_log *l);
 

@@ -435,6 +435,13 @@ static int attach_order(int k)
 	}
 }
 
+/* Whether the run resolves exec'ed images from the kernel's mmap records (see session_open). */
+static bool mmap_log_wanted(const struct session *s)
+{
+	return s->cfg.stacks || s->cfg.tlb_stacks ||
+	       (s->cfg.locations && !s->skel->rodata->lat_from_calls);
+}
+
 /* Keep the chosen candidates' programs, drop every other one before load. */
 static void set_autoload(struct session *s)
 {
@@ -497,7 +504,7 @@ static void configure(struct session *s)
 		bpf_map__set_max_entries(sk->maps.switch_procs, 1);
 	if (!s->cfg.track_mm_cpus)
 		bpf_map__set_max_entries(sk->maps.mm_cpus, 1);
-	if (!s->cfg.locations || sk->rodata->lat_from_calls)
+	if (!mmap_log_wanted(s))
 		bpf_map__set_max_entries(sk->maps.exec_images, 1);
 	/* Hash maps are preallocated: the ones this run's hooks never touch cost start-up time
 	 * and memory for nothing. */
@@ -622,7 +629,8 @@ static int on_record(void *ctx, void *data, size_t size)
 	/* REC_EXEC: its new image and loader now, its libraries once the loader has mapped
 	 * them (and again later, for what it loads at run time). */
 	if (r->type == REC_EXEC) {
-		mmap_log_exec(s->mlog, r->tgid, r->mm, r->ns);
+		if (r->recorded)
+			mmap_log_exec(s->mlog, r->tgid, r->ns);
 		snapshot_now(s, (int)r->tgid, now);
 		queue_snapshot(s, (int)r->tgid, now + 20000000ULL);
 		queue_snapshot(s, (int)r->tgid, now + 300000000ULL);
@@ -989,12 +997,12 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 		}
 	}
 	/*
-	 * Fault locations, where no handle_mm_fault() hook reads their build IDs with interrupts
-	 * on: the images exec'ed from now on are resolved from the kernel's mmap records.
-	 * Without them (before 5.12: no build IDs in the records) each new location's build ID
-	 * is read at its fault.
+	 * User stacks, and fault locations where no handle_mm_fault() hook reads their build IDs
+	 * with interrupts on: those of the images exec'ed from now on are resolved from the
+	 * kernel's mmap records. Without them (before 5.12: no build IDs in the records) the
+	 * build IDs are read at the events.
 	 */
-	if (cfg->locations && s->usyms && !s->skel->rodata->lat_from_calls) {
+	if (mmap_log_wanted(s) && s->usyms) {
 		int err = 0;
 
 		s->mlog = mmap_log_open(bpf_map__fd(s->skel->maps.mmap_events), &err);

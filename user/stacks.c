@@ -100,6 +100,33 @@ static void scan_all_processes(struct session *s)
 	closedir(d);
 }
 
+/*
+ * An address of an image resolved from the kernel's mmap records (LOC_MMAP_RECORDS; the
+ * image's exec time is where the build ID would be): by its file's build ID, registering the file
+ * by its path if it is not known yet (a path that now holds another file has another build ID: no
+ * symbol rather than a wrong one).
+ */
+static bool resolve_mmap_record(struct session *s, uint32_t tgid, const unsigned char *image,
+				uint64_t ip, struct usym *u)
+{
+	struct mmap_hit hit;
+	uint64_t exec_ns;
+
+	memcpy(&exec_ns, image, sizeof(exec_ns));
+	if (!mmap_log_find(s->mlog, tgid, exec_ns, ip, &hit))
+		return false;
+	if (hit.has_build_id) {
+		if (usyms_resolve_build_id(s->usyms, hit.build_id, hit.file_offset, u) && u->name)
+			return true;
+		if (hit.path[0] == '/' && usyms_add_file(s->usyms, hit.path) == 0 &&
+		    usyms_resolve_build_id(s->usyms, hit.build_id, hit.file_offset, u) && u->name)
+			return true;
+	}
+	memset(u, 0, sizeof(*u));
+	u->dso = hit.path;
+	return true;
+}
+
 static bool resolve_user(struct session *s, uint32_t tgid, uint32_t status,
 			 const unsigned char *build_id, uint64_t off_or_ip, struct usym *u)
 {
@@ -110,34 +137,14 @@ static bool resolve_user(struct session *s, uint32_t tgid, uint32_t status,
 		return usyms_resolve_build_id(s->usyms, build_id, off_or_ip, u);
 	if (status == 2)
 		return usyms_resolve_addr(s->usyms, (int)tgid, off_or_ip, u);
+	if (status == LOC_MMAP_RECORDS)
+		return resolve_mmap_record(s, tgid, build_id, off_or_ip, u);
 	return false;
 }
 
 static bool scanned_once;
 
 /* Resolve; when a valid build ID is unknown, look once through every live process. */
-/* A location of an image resolved from the kernel's mmap records (LOC_MMAP_RECORDS): by its
- * file's build ID, registering the file by its path if it is not known yet (a path that now
- * holds another file has another build ID: no symbol rather than a wrong one). */
-static void resolve_mmap_record(struct session *s, const struct fault_location_key *key,
-				struct usym *u)
-{
-	struct mmap_hit hit;
-
-	memset(u, 0, sizeof(*u));
-	if (!s->usyms || !mmap_log_find(s->mlog, key->tgid, key->mm, key->ip, &hit))
-		return;
-	if (hit.has_build_id) {
-		if (usyms_resolve_build_id(s->usyms, hit.build_id, hit.file_offset, u) && u->name)
-			return;
-		if (hit.path[0] == '/' && usyms_add_file(s->usyms, hit.path) == 0 &&
-		    usyms_resolve_build_id(s->usyms, hit.build_id, hit.file_offset, u) && u->name)
-			return;
-	}
-	memset(u, 0, sizeof(*u));
-	u->dso = hit.path;
-}
-
 static bool resolve_user_retry(struct session *s, uint32_t tgid, uint32_t status,
 			       const unsigned char *build_id, uint64_t off, struct usym *u)
 {
@@ -202,11 +209,8 @@ struct location_row *read_locations(struct session *s, int *n)
 		} else {
 			struct usym u;
 
-			if (loc.status == LOC_MMAP_RECORDS)
-				resolve_mmap_record(s, &key, &u);
-			else
-				resolve_user_retry(s, key.tgid, loc.status, loc.build_id,
-						   loc.offset_or_ip, &u);
+			resolve_user_retry(s, key.tgid, loc.status, loc.build_id, loc.offset_or_ip,
+					   &u);
 			snprintf(sym, sizeof(sym), "%s", u.name ? u.name : "[unknown]");
 			snprintf(dso, sizeof(dso), "%s", u.dso ? u.dso : "[unknown]");
 		}

@@ -122,3 +122,10 @@ if [ "$method" = pairing ] && [ -n "$i0" ]; then
 else
 	skip "exec_loop locations: irq_work count (latency method '$method', or no IWI line)"
 fi
+# The same images' stacks: touch_anon_pages's stack holds the 500 touch faults (the images'
+# frames also come from the mmap records: raw addresses, no build-ID read per new stack).
+"$MMSCOPE" faults --folded -o "$TMP/l.folded" -- "$EL" 50 --touch 10 >/dev/null 2>"$TMP/lf.err"
+rc=$?
+n=$(awk '/;main;touch_anon_pages;/ {s += $NF} END {print s + 0}' "$TMP/l.folded" 2>/dev/null)
+ok "exec_loop stacks: exit 0" "exit $rc: $(one_line "$TMP/lf.err")" [ $rc -eq 0 ]
+ok "exec_loop stacks: main;touch_anon_pages holds the $want touch faults" "${n:-?}" [ "${n:-0}" = "$want" ]
