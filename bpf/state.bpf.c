@@ -19,10 +19,10 @@ static __always_inline void track_fork(__u32 parent_tgid, __u32 child_pid, __u32
 {
 	__u8 one = 1;
 
-	/* A new thread belongs to a process that is tracked already. */
+	/* A new thread belongs to a process that is tracked already. The parent is current. */
 	if (child_pid != child_tgid || !filter_tgid || !follow_children)
 		return;
-	if (!bpf_map_lookup_elem(&tracked, &parent_tgid))
+	if (!tgid_tracked(parent_tgid))
 		return;
 	if (bpf_map_update_elem(&tracked, &child_tgid, &one, BPF_ANY))
 		count_lost(CNT_LOST_TRACKED);
@@ -30,15 +30,31 @@ static __always_inline void track_fork(__u32 parent_tgid, __u32 child_pid, __u32
 		tracked_changed();
 }
 
-/* The last thread of a process exits (do_exit() has just decremented signal->live): its
- * pid may now be reused by an unrelated process. The leader can exit before other threads. */
+/*
+ * A thread exits. Without the free hook below, the process leaves tracked when its last live
+ * thread exits (do_exit() has just decremented signal->live; the leader can exit before
+ * other threads): from then on its pid may be reused by an unrelated process.
+ */
 static __always_inline void track_exit(struct task_struct *task)
 {
 	__u32 tgid = BPF_CORE_READ(task, tgid);
 
-	if (filter_tgid && BPF_CORE_READ(task, signal, live.counter) == 0 &&
-	    bpf_map_delete_elem(&tracked, &tgid) == 0)
-		tracked_changed();
+	if (filter_tgid && BPF_CORE_READ(task, signal, live.counter) == 0) {
+		if (!untrack_at_free) {
+			if (bpf_map_delete_elem(&tracked, &tgid) == 0)
+				tracked_changed();
+		} else if (bpf_map_lookup_elem(&tracked, &tgid)) {
+			/* Its teardown may go on in another thread: still counted, but only for
+			 * this process, whose pid may be reused before its leader is freed. */
+			__u64 start = process_start_time(task);
+			__u8 exiting = TRACKED_EXITING;
+
+			if (bpf_map_update_elem(&exiting_start, &tgid, &start, BPF_ANY) ||
+			    bpf_map_update_elem(&tracked, &tgid, &exiting, BPF_EXIST))
+				bpf_map_delete_elem(&tracked, &tgid);
+			tracked_changed();
+		}
+	}
 	/* Every exiting thread (the current one): a fault still open will never complete, so it
 	 * is incomplete. Its slot goes with it. */
 	if (!count_only) {
@@ -98,6 +114,50 @@ int open_faults_iter(struct bpf_iter__task *ctx)
 	return 0;
 }
 #endif
+
+/*
+ * The process's leader is freed: every thread has exited and been reaped, so its address
+ * space is gone, and its pid is free for reuse (freed in release_task(), reused only once the
+ * cyclic pid allocator comes round): the process leaves tracked. Not at its last live
+ * thread's exit, when another thread that exited just before may still be in its final
+ * mmput(), tearing the address space down: invalidations of the traced process (CI once saw
+ * 19 of a powerpc hash MMU's 675 invalidation hcalls missed that way).
+ */
+static __always_inline void track_free(__u32 pid, __u32 tgid, __u64 start_time)
+{
+	__u64 *start;
+	__u8 *v;
+
+	if (!filter_tgid || pid != tgid)
+		return;
+	v = bpf_map_lookup_elem(&tracked, &tgid);
+	if (!v)
+		return;
+	if (*v == TRACKED_EXITING) {
+		/* Not a process that reused the pid since (tracked as the child of another). */
+		start = bpf_map_lookup_elem(&exiting_start, &tgid);
+		if (start && *start != start_time)
+			return;
+		bpf_map_delete_elem(&exiting_start, &tgid);
+	}
+	if (bpf_map_delete_elem(&tracked, &tgid) == 0)
+		tracked_changed();
+}
+
+SEC("tp_btf/sched_process_free")
+int BPF_PROG(free_btf, struct task_struct *task)
+{
+	track_free(task->pid, task->tgid, task->start_time);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_free")
+int BPF_PROG(free_raw, struct task_struct *task)
+{
+	track_free(BPF_CORE_READ(task, pid), BPF_CORE_READ(task, tgid),
+		   BPF_CORE_READ(task, start_time));
+	return 0;
+}
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(exit_btf, struct task_struct *task)

@@ -49,6 +49,7 @@ RODATA(bool, track_mm_cpus);	    /* CPUs each mm ran on (avoidable broadcasts) *
 RODATA(bool, count_only);
 /* Latency comes from handle_mm_fault entry/exit (fentry or kprobe) rather than pairing. */
 RODATA(bool, lat_from_calls);
+RODATA(bool, untrack_at_free); /* a process leaves tracked when its leader is freed */
 /* With -c: the cgroup's id, to test the task switched in (not current) at sched_switch. */
 RODATA(__u64, targ_cgroup_id);
 
@@ -126,22 +127,59 @@ static __always_inline void tracked_changed(void)
 /* Whether process tgid is in tracked, through this CPU's cache. The generation is read
  * before the lookup: a change between the two is cached under the old generation, which the
  * change's bump then makes stale. */
-static __always_inline bool tgid_tracked(__u32 tgid)
+/*
+ * tracked values: TRACKED_LIVE, or TRACKED_EXITING once the process's last live thread has
+ * exited while another thread may still be tearing its address space down; it is deleted when
+ * the process's leader is freed (bpf/state.bpf.c track_free()). Until then its pid may already
+ * be another process's: an exiting entry holds only for the tasks of the process that started
+ * at exiting_start[tgid] (its leader's start time), and is never cached.
+ */
+#define TRACKED_LIVE	1
+#define TRACKED_EXITING 2
+
+STATE_DECL struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u64);
+} exiting_start SEC(".maps");
+
+/* The start time of the process that task t (current when NULL) belongs to. */
+static __always_inline __u64 process_start_time(struct task_struct *t)
+{
+	if (!t)
+		t = (struct task_struct *)bpf_get_current_task();
+	return BPF_CORE_READ(t, group_leader, start_time);
+}
+
+/* Whether process tgid, of task t (current when NULL), is tracked. */
+static __always_inline bool tgid_tracked_task(__u32 tgid, struct task_struct *t)
 {
 	__u32 zero = 0;
 	struct filter_cache *fc = bpf_map_lookup_elem(&filter_cache, &zero);
-	__u64 gen = *(volatile __u64 *)&tracked_gen;
+	__u64 gen = *(volatile __u64 *)&tracked_gen, *start;
+	__u8 *v;
 	bool yes;
 
 	if (fc && fc->state && fc->tgid == tgid && fc->gen == gen)
 		return fc->state == 2;
-	yes = bpf_map_lookup_elem(&tracked, &tgid) != NULL;
+	v = bpf_map_lookup_elem(&tracked, &tgid);
+	if (v && *v == TRACKED_EXITING) {
+		start = bpf_map_lookup_elem(&exiting_start, &tgid);
+		return start && *start == process_start_time(t);
+	}
+	yes = v != NULL;
 	if (fc) {
 		fc->gen = gen;
 		fc->tgid = tgid;
 		fc->state = yes ? 2 : 1;
 	}
 	return yes;
+}
+
+static __always_inline bool tgid_tracked(__u32 tgid)
+{
+	return tgid_tracked_task(tgid, NULL);
 }
 
 STATE_DECL struct {
@@ -335,7 +373,7 @@ static __always_inline bool task_allowed(struct task_struct *t)
 		return false;
 	if (filter_cgroup && BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id) != targ_cgroup_id)
 		return false;
-	if (filter_tgid && !tgid_tracked(tgid))
+	if (filter_tgid && !tgid_tracked_task(tgid, t))
 		return false;
 	return true;
 }

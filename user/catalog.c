@@ -90,6 +90,11 @@ static const struct hook_candidate exit_cands[] = {
 	{HM_RAW_TP, ARCH_ALL, {{"exit_raw", "sched:sched_process_exit"}}, "exiting task", NULL, 0},
 };
 
+static const struct hook_candidate free_cands[] = {
+	{HM_TP_BTF, ARCH_ALL, {{"free_btf", "sched:sched_process_free"}}, "freed task", NULL, 0},
+	{HM_RAW_TP, ARCH_ALL, {{"free_raw", "sched:sched_process_free"}}, "freed task", NULL, 0},
+};
+
 static const struct hook_candidate exec_cands[] = {
 	{HM_TP_BTF,
 	 ARCH_ALL,
@@ -277,6 +282,9 @@ static const struct event_desc events[EV_NR] = {
 			  exit_cands, N(exit_cands), true},
 	[EV_TASK_EXEC] = {EV_TASK_EXEC, "task-exec", "register exec'ed binaries for symbols",
 			  exec_cands, N(exec_cands), true},
+	[EV_TASK_FREE] = {EV_TASK_FREE, "task-free",
+			  "forget processes once their address space is gone (pid reuse)",
+			  free_cands, N(free_cands), true},
 	[EV_TLB_FLUSH] = {EV_TLB_FLUSH, "tlb-flush", "TLB flushes by reason, with pages",
 			  tlb_flush_cands, N(tlb_flush_cands)},
 	[EV_TLB_SEND] = {EV_TLB_SEND, "tlb-shootdown-send", "shootdown targets and sender wait",

@@ -47,6 +47,7 @@ enum mm_event_id {
 	EV_INSN_READ,
 	EV_SLB,
 	EV_HCALL,
+	EV_TASK_FREE,
 	EV_NR,
 };
 

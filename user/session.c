@@ -420,7 +420,8 @@ static int attach_point(struct session *s, const struct hook_candidate *c,
  */
 static int attach_order(int k)
 {
-	static const enum mm_event_id first[] = {EV_TASK_FORK, EV_TASK_EXIT, EV_TASK_EXEC};
+	static const enum mm_event_id first[] = {EV_TASK_FORK, EV_TASK_EXIT, EV_TASK_EXEC,
+						 EV_TASK_FREE};
 	const int nfirst = (int)(sizeof(first) / sizeof(first[0]));
 	int e = 0;
 
@@ -428,7 +429,8 @@ static int attach_order(int k)
 		return first[k];
 	/* Then every other event in its catalog order. */
 	for (k -= nfirst;; e++) {
-		if (e == EV_TASK_FORK || e == EV_TASK_EXIT || e == EV_TASK_EXEC)
+		if (e == EV_TASK_FORK || e == EV_TASK_EXIT || e == EV_TASK_EXEC ||
+		    e == EV_TASK_FREE)
 			continue;
 		if (k-- == 0)
 			return e;
@@ -485,6 +487,7 @@ static void configure(struct session *s)
 	sk->rodata->track_mm_cpus = s->cfg.track_mm_cpus;
 	sk->rodata->count_only = s->cfg.count_only;
 	sk->rodata->lat_from_calls = done && done->method != HM_PERF_SW && !s->cfg.count_only;
+	sk->rodata->untrack_at_free = selection_chosen(&s->sel, EV_TASK_FREE) != NULL;
 	/* Maps a run does not use shrink to one entry: no memory for what is not collected. */
 	if (!s->cfg.stacks && !s->cfg.tlb_stacks) {
 		bpf_map__set_max_entries(sk->maps.kernel_stacks, 1);
@@ -533,7 +536,7 @@ static unsigned int wanted_events(const struct session *s)
 	if (!s->cfg.count_only && (s->cfg.events & (1u << EV_FAULT_DONE)))
 		w |= 1u << EV_TASK_EXIT;
 	if (s->opts->npids || s->child > 0) {
-		w |= 1u << EV_TASK_EXIT;
+		w |= 1u << EV_TASK_EXIT | 1u << EV_TASK_FREE;
 		if (!s->opts->no_children)
 			w |= 1u << EV_TASK_FORK;
 	}
