@@ -197,12 +197,6 @@ static __always_inline void read_user_frame(void *ctx, struct fault_location *lo
 	loc->status = frame.status;
 }
 
-static __always_inline bool location_key_eq(const struct fault_location_key *a,
-					    const struct fault_location_key *b)
-{
-	return a->ip == b->ip && a->mm == b->mm && a->tgid == b->tgid && a->kernel == b->kernel;
-}
-
 /* ip: the kernel's instruction for a kernel-mode fault, the user's for a user-mode one. */
 /*
  * Count a fault at its location. A user location seen for the first time needs its build ID,
@@ -229,7 +223,7 @@ static __always_inline __u64 location_count(void *ctx, __u32 tgid, __u32 cls, __
 	if (!lp)
 		return 0;
 	if (lp->count) {
-		if (location_key_eq(&lp->key, &key)) {
+		if (key_words_eq(&lp->key, &key, sizeof(key))) {
 			lp->count++;
 			return 0;
 		}

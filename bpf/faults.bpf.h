@@ -99,16 +99,6 @@ STATE_DECL struct {
 	__type(value, struct folded_pending);
 } folded_pending SEC(".maps");
 
-static __always_inline bool folded_key_eq(const struct folded_key *a, const struct folded_key *b)
-{
-	const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
-
-	for (__u32 i = 0; i < sizeof(*a) / sizeof(__u64); i++)
-		if (x[i] != y[i])
-			return false;
-	return true;
-}
-
 /* latency_ns: entry hook to completion; 0 for a fault that never completed. */
 static __always_inline void folded_count(struct open_fault *of, __u32 kind, __u64 latency_ns)
 {
@@ -126,7 +116,7 @@ static __always_inline void folded_count(struct open_fault *of, __u32 kind, __u6
 		folded_add(&key, 1, latency_ns);
 		return;
 	}
-	if (fp->v.count && folded_key_eq(&fp->key, &key)) {
+	if (fp->v.count && key_words_eq(&fp->key, &key, sizeof(key))) {
 		fp->v.count++;
 		fp->v.latency_ns += latency_ns;
 		return;

@@ -684,6 +684,21 @@ static __always_inline void capture_stacks(void *ctx, __u64 *kid, __u64 *uid)
 	capture_stacks_of(ctx, false, false, kid, uid);
 }
 
+/* Whether two keys of n bytes (whole 8-byte words, no padding) are equal: the per-CPU pending
+ * slots' test that the next event has the same key. */
+_Static_assert(sizeof(struct fault_location_key) == 24 && sizeof(struct folded_key) == 40,
+	       "pending-slot keys: whole words, no padding");
+
+static __always_inline bool key_words_eq(const void *a, const void *b, __u32 n)
+{
+	const __u64 *x = a, *y = b;
+
+	for (__u32 i = 0; i < n / sizeof(__u64); i++)
+		if (x[i] != y[i])
+			return false;
+	return true;
+}
+
 static __always_inline void hist_bump(__u64 *slots, __u64 value)
 {
 	__u32 slot = mmscope_hist_slot(value);
