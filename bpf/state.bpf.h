@@ -429,13 +429,14 @@ static __always_inline void want_maps(__u32 tgid)
 {
 	__u32 zero = 0;
 	struct maps_request *last = bpf_map_lookup_elem(&last_maps_request, &zero);
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = bpf_ktime_get_ns(), pending;
 	struct mm_record *r;
 
 	if (!last || (last->tgid == tgid && now - last->ts < 1000000ULL))
 		return;
 	last->tgid = tgid;
 	last->ts = now;
+	pending = bpf_ringbuf_query(&records, BPF_RB_AVAIL_DATA);
 	r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
 	if (!r) {
 		count_lost(CNT_LOST_RINGBUF);
@@ -445,7 +446,9 @@ static __always_inline void want_maps(__u32 tgid)
 	r->tgid = tgid;
 	r->comm[0] = '\0';
 	r->filename[0] = '\0';
-	bpf_ringbuf_submit(r, 0);
+	/* The ring wakes its reader only for a record at the reader's position: behind an
+	 * exec record submitted without a wakeup, this one must force it. */
+	bpf_ringbuf_submit(r, pending ? BPF_RB_FORCE_WAKEUP : 0);
 }
 
 /* Store the user stack in sc->u (n frames); its content hash, or 0 when the map is full. */

@@ -629,11 +629,17 @@ static int on_record(void *ctx, void *data, size_t size)
 	/* REC_MAPS: the process is in the middle of the event that needed its mappings. */
 	if (r->type == REC_MAPS)
 		snapshot_now(s, (int)r->tgid, now);
+	/* REC_EXEC of an image whose mappings come from the kernel's mmap records: nothing to
+	 * read from /proc. Reading a process's maps (and registering its files) on every exec was
+	 * two thirds of mmscope's own CPU time on an exec loop, and took the exec'ing process's
+	 * mmap lock while its loader wanted it for writing. */
+	if (r->type == REC_EXEC && r->recorded) {
+		mmap_log_exec(s->mlog, r->tgid, r->ns);
+		return 0;
+	}
 	/* REC_EXEC: its new image and loader now, its libraries once the loader has mapped
 	 * them (and again later, for what it loads at run time). */
 	if (r->type == REC_EXEC) {
-		if (r->recorded)
-			mmap_log_exec(s->mlog, r->tgid, r->ns);
 		snapshot_now(s, (int)r->tgid, now);
 		queue_snapshot(s, (int)r->tgid, now + 20000000ULL);
 		queue_snapshot(s, (int)r->tgid, now + 300000000ULL);
@@ -1181,6 +1187,10 @@ int session_run(struct session *s, interval_fn on_interval)
 		if (s->rb) {
 			s->pass_start = 0;
 			err = ring_buffer__poll(s->rb, poll_timeout_ms(s));
+			/* Records submitted without a wakeup (exec records of recorded images)
+			 * are read here, after a poll that timed out. */
+			if (err == 0)
+				err = ring_buffer__consume(s->rb);
 			if (err < 0 && err != -EINTR) {
 				err_msg("ring buffer: %s", strerror(-err));
 				break;
