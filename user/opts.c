@@ -453,7 +453,7 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 			break;
 		case OPT_TOP:
 			if (!parse_u64(optarg, &v) || v == 0 || v > 100000) {
-				err_msg("--top %s: expected a positive number of rows",
+				err_msg("--top %s: expected a number of rows from 1 to 100000",
 					printable(optarg));
 				return -1;
 			}
