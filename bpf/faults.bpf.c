@@ -20,26 +20,13 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct fault_location_key);
-	__type(value, struct fault_location);
-} locations SEC(".maps");
-
-/*
- * A CPU takes a loop's faults in a row, at one instruction: they are counted here and added
- * to the location's entry when the CPU's next fault is elsewhere. The locations lookup (a
- * hash of 24 bytes and a bucket walk, cache misses on a fault-heavy workload) was over a third
- * of what the fault-entry program cost. Userspace adds what is pending when it reads the
- * table, after the hooks are detached.
- */
+/* Per CPU: the fault locations counted lately, by hash of their key (struct location_slot). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, LOC_CACHE_SLOTS);
 	__type(key, __u32);
-	__type(value, struct location_pending);
-} location_pending SEC(".maps");
+	__type(value, struct location_slot);
+} location_cache SEC(".maps");
 
 /* The kernel's perf mmap records, read by userspace (user/mmap_log.c); no program writes it. */
 struct {
@@ -197,92 +184,113 @@ static __always_inline void read_user_frame(void *ctx, struct fault_location *lo
 	loc->status = frame.status;
 }
 
-/* ip: the kernel's instruction for a kernel-mode fault, the user's for a user-mode one. */
+/* The slot of location_cache a location key hashes to (Fibonacci hashing of the instruction
+ * and the process; the mm is a pointer the verifier allows no arithmetic on). */
+static __always_inline struct location_slot *location_slot_of(const struct fault_location_key *key)
+{
+	__u64 h = (key->ip ^ ((__u64)key->tgid << 40)) * 0x9e3779b97f4a7c15ULL;
+	__u32 idx = (__u32)(h >> (64 - LOC_CACHE_BITS));
+
+	return bpf_map_lookup_elem(&location_cache, &idx);
+}
+
+/* Send a slot's counts to userspace (a REC_LOCATION record) and empty it. */
+static __always_inline void location_give_up(struct location_slot *slot)
+{
+	struct location_record *r;
+
+	if (!slot->loc.count)
+		return;
+	r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
+	if (r) {
+		r->type = REC_LOCATION;
+		r->pad = 0;
+		r->slot = *slot;
+		bpf_ringbuf_submit(r, lazy_wakeup());
+	} else {
+		count_lost_n(CNT_LOST_LOCATION, slot->loc.count);
+	}
+	slot->loc.count = 0;
+}
+
 /*
- * Count a fault at its location. A user location seen for the first time needs its build ID,
- * which costs an mmap lock trylock and an ELF note parse; with interrupts off, as in every
- * fault-entry hook (and the perf software events), the lock is released by an irq_work, a
- * self-IPI: ~13 us a new location on the benchmark VM (2690 irq_work interrupts on one
- * exec_loop run), which exec-heavy workloads pay for every location of every new image.
- * Where handle_mm_fault() is hooked (fentry, kprobe: lat_from_calls), that hook reads it
- * instead, later in the same fault, with interrupts on where the hook keeps them on (fentry,
- * ftrace-based kprobes): this returns the instruction for it (0: nothing to read).
+ * Count a fault at its location (ip: the kernel's instruction for a kernel-mode fault, the
+ * user's for a user-mode one), in this CPU's slot for it. A CPU takes a loop's faults in a
+ * row at one instruction, and a process's few hundred locations fit the slots. A user location
+ * new to its slot needs its build ID, which costs an mmap lock trylock and an ELF note parse;
+ * with interrupts off, as in every fault-entry hook (and the perf software events), the lock
+ * is released by an irq_work, a self-IPI: ~13 us a new location on the benchmark VM (2690
+ * irq_work interrupts on one exec_loop run), which exec-heavy workloads pay for every location
+ * of every new image. Images exec'ed while the kernel's mmap records are read need none (the
+ * raw address, named by the image). Where handle_mm_fault() is hooked (fentry, kprobe:
+ * lat_from_calls), that hook reads it instead, later in the same fault, with interrupts on
+ * where the hook keeps them on (fentry, ftrace-based kprobes): this returns the instruction
+ * for it (0: nothing to read).
  */
 static __always_inline __u64 location_count(void *ctx, __u32 tgid, __u32 cls, __u64 ip)
 {
 	struct fault_location_key key = {.tgid = tgid, .ip = ip};
-	struct fault_location *loc, init = {.count = 1};
-	struct location_pending *lp;
-	__u32 zero = 0;
+	struct location_slot *slot;
+	__u64 image;
 
 	if (!(cls & FC_USER))
 		key.kernel = 1;
 	else
 		key.mm = current_mm();
-	lp = bpf_map_lookup_elem(&location_pending, &zero);
-	if (!lp)
+	slot = location_slot_of(&key);
+	if (!slot)
 		return 0;
-	if (lp->count) {
-		if (key_words_eq(&lp->key, &key, sizeof(key))) {
-			lp->count++;
+	if (slot->loc.count && key_words_eq(&slot->key, &key, sizeof(key))) {
+		slot->loc.count++;
+		if (key.kernel || slot->loc.status == BPF_STACK_BUILD_ID_VALID ||
+		    slot->loc.status == LOC_MMAP_RECORDS)
 			return 0;
-		}
-		/* Entries are never deleted: the pending one's is there. */
-		loc = bpf_map_lookup_elem(&locations, &lp->key);
-		if (loc)
-			__sync_fetch_and_add(&loc->count, lp->count);
-		else
-			count_lost_n(CNT_LOST_LOCATION, lp->count);
-		lp->count = 0;
-	}
-	loc = bpf_map_lookup_elem(&locations, &key);
-	if (!loc) {
-		__u64 image = key.kernel ? 0 : image_in_mmap_records(tgid, key.mm);
-
-		if (key.kernel) {
-		} else if (image) {
-			/* An image whose mappings userspace has from the kernel's mmap records: the
-			 * raw address, and the image's exec time in the build ID's place. */
-			init.status = LOC_MMAP_RECORDS;
-			init.offset_or_ip = ip;
-			__builtin_memcpy(init.build_id, &image, sizeof(image));
-		} else if (lat_from_calls) {
-			init.status = BPF_STACK_BUILD_ID_IP; /* until handle_mm_fault()'s hook */
-			init.offset_or_ip = ip;
-		} else {
-			read_user_frame(ctx, &init, tgid);
-			if (!init.status) {
-				count_lost(CNT_LOST_LOCATION);
-				return 0;
-			}
-		}
-		loc = map_insert_or_get(&locations, &key, &init, CNT_LOST_LOCATION, 1);
-		if (loc)
-			__sync_fetch_and_add(&loc->count, 1);
-		return key.kernel || !lat_from_calls || init.status == LOC_MMAP_RECORDS ? 0 : ip;
-	}
-	if (!key.kernel && loc->status != BPF_STACK_BUILD_ID_VALID &&
-	    loc->status != LOC_MMAP_RECORDS) {
-		/* A raw address: try the build ID again at its next fault (so not pending). */
-		__sync_fetch_and_add(&loc->count, 1);
+		/* A raw address (the mm lock was held, say): try the build ID again. */
 		if (lat_from_calls)
 			return ip;
-		read_user_frame(ctx, loc, tgid);
+		read_user_frame(ctx, &slot->loc, tgid);
 		return 0;
 	}
-	lp->key = key;
-	lp->count = 1;
+	location_give_up(slot);
+	slot->key = key;
+	slot->loc = (struct fault_location){};
+	if (key.kernel) {
+		slot->loc.count = 1;
+		return 0;
+	}
+	image = image_in_mmap_records(tgid, key.mm);
+	if (image) {
+		/* An image whose mappings userspace has from the kernel's mmap records: the raw
+		 * address, and the image's exec time in the build ID's place. */
+		slot->loc.status = LOC_MMAP_RECORDS;
+		slot->loc.offset_or_ip = ip;
+		__builtin_memcpy(slot->loc.build_id, &image, sizeof(image));
+		slot->loc.count = 1;
+		return 0;
+	}
+	if (lat_from_calls) {
+		slot->loc.status = BPF_STACK_BUILD_ID_IP; /* until handle_mm_fault()'s hook */
+		slot->loc.offset_or_ip = ip;
+		slot->loc.count = 1;
+		return ip;
+	}
+	read_user_frame(ctx, &slot->loc, tgid);
+	if (!slot->loc.status) {
+		count_lost(CNT_LOST_LOCATION);
+		return 0;
+	}
+	slot->loc.count = 1;
 	return 0;
 }
 
 /* handle_mm_fault() was called for the current thread's open fault: read the build ID of
- * its new location (location_count()). The leaf of its user stack is the faulting
- * instruction. */
+ * its new location (location_count()), in its slot if no other location took it since (else
+ * at its next fault). The leaf of its user stack is the faulting instruction. */
 static __always_inline void location_build_id(void *ctx)
 {
 	struct open_fault *of = open_fault_of();
 	struct fault_location_key key = {};
-	struct fault_location *loc;
+	struct location_slot *slot;
 
 	if (!of || !of->loc_ip)
 		return;
@@ -290,9 +298,10 @@ static __always_inline void location_build_id(void *ctx)
 	key.mm = current_mm();
 	key.ip = of->loc_ip;
 	of->loc_ip = 0; /* once: a retried fault calls handle_mm_fault() again */
-	loc = bpf_map_lookup_elem(&locations, &key);
-	if (loc && loc->status != BPF_STACK_BUILD_ID_VALID)
-		read_user_frame(ctx, loc, key.tgid);
+	slot = location_slot_of(&key);
+	if (slot && slot->loc.count && key_words_eq(&slot->key, &key, sizeof(key)) &&
+	    slot->loc.status != BPF_STACK_BUILD_ID_VALID)
+		read_user_frame(ctx, &slot->loc, key.tgid);
 }
 
 /* ip: the faulting instruction (kernel-mode faults: the kernel's; user-mode: the user's). */

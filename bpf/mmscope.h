@@ -239,13 +239,24 @@ struct fault_location {
 };
 
 /*
- * Per CPU: the last location a fault was counted at, and how many faults there since, not yet
- * added to its locations entry (bpf/faults.bpf.c, location_count()). Userspace adds what is
- * pending when it reads the table.
+ * Per CPU, the fault locations counted lately (bpf/faults.bpf.c, location_count()): a location
+ * is counted in the slot its key hashes to, and the slot goes to userspace in a REC_LOCATION
+ * record when another location takes it. Userspace adds those up, and the slots still held
+ * when the hooks are detached (user/stacks.c). A BPF hash of locations cost a cold insert per
+ * new location (~900 ns a fault on an exec loop, where nearly every fault is at a new
+ * location: a new process, a new mm); a ring-buffer record costs ~110 ns.
  */
-struct location_pending {
+#define LOC_CACHE_BITS	8
+#define LOC_CACHE_SLOTS (1u << LOC_CACHE_BITS)
+struct location_slot {
 	struct fault_location_key key;
-	__u64 count;
+	struct fault_location loc; /* loc.count 0: empty */
+};
+
+struct location_record {
+	__u32 type; /* REC_LOCATION */
+	__u32 pad;
+	struct location_slot slot;
 };
 
 /* One folded-stack record: process, both stacks, and the event kind of the leaf frame. */
@@ -300,10 +311,12 @@ struct user_stack {
 	struct user_frame f[USER_STACK_DEPTH];
 };
 
-/* Ring-buffer records: rare events userspace must react to while the process is alive. */
+/* Ring-buffer records: events userspace must react to while the process is alive, and counts
+ * of fault locations the per-CPU slots give up. */
 enum mm_record_type {
 	REC_EXEC = 1, /* a tracked process exec'ed: register its new binary for symbols */
 	REC_MAPS = 2, /* a stack of this process holds raw addresses: snapshot its mappings now */
+	REC_LOCATION = 3, /* struct location_record: counts of a fault location */
 };
 
 struct mm_record {

@@ -494,9 +494,8 @@ static void configure(struct session *s)
 		bpf_map__set_max_entries(sk->maps.user_stacks, 1);
 		bpf_map__set_max_entries(sk->maps.folded, 1);
 	}
-	if (!s->cfg.locations) {
-		bpf_map__set_max_entries(sk->maps.locations, 1);
-	}
+	if (!s->cfg.locations)
+		bpf_map__set_max_entries(sk->maps.location_cache, 1);
 	if (!s->cfg.procs)
 		bpf_map__set_max_entries(sk->maps.procs, 1);
 	if (!s->cfg.tlb_detail) {
@@ -623,6 +622,10 @@ static int on_record(void *ctx, void *data, size_t size)
 	const struct mm_record *r = data;
 	uint64_t now;
 
+	if (size >= sizeof(struct location_record) && r->type == REC_LOCATION) {
+		locations_add(&s->locs, &((const struct location_record *)data)->slot);
+		return 0;
+	}
 	if (size < sizeof(*r) || !s->usyms)
 		return 0;
 	now = now_ns();
@@ -1171,6 +1174,25 @@ static void collect_open_faults(struct session *s)
 	}
 }
 
+/* The fault locations the BPF per-CPU slots still hold, once the hooks are detached, go to
+ * the table their REC_LOCATION records filled. */
+static void drain_location_cache(struct session *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.location_cache);
+	struct location_slot *v = calloc((size_t)s->ncpus, sizeof(*v));
+
+	for (__u32 i = 0; v && i < bpf_map__max_entries(s->skel->maps.location_cache); i++) {
+		if (bpf_map_lookup_elem(fd, &i, v)) {
+			warn_msg("fault locations still held per CPU not added: %s",
+				 strerror(errno));
+			break;
+		}
+		for (int c = 0; c < s->ncpus; c++)
+			locations_add(&s->locs, &v[c]);
+	}
+	free(v);
+}
+
 int session_run(struct session *s, interval_fn on_interval)
 {
 	uint64_t deadline =
@@ -1226,6 +1248,8 @@ int session_run(struct session *s, interval_fn on_interval)
 	collect_open_faults(s);
 	if (s->rb)
 		ring_buffer__consume(s->rb);
+	if (s->cfg.locations)
+		drain_location_cache(s);
 	mmap_log_consume(s->mlog);
 	if (mmap_log_lost(s->mlog))
 		warn_msg("%llu mmap records lost: some fault locations may show [unknown]",
@@ -1289,6 +1313,7 @@ int session_read_stats(struct session *s, struct mm_stats *out, struct mm_stats 
 		for (size_t i = 0; i < sizeof(*out) / sizeof(__u64); i++)
 			dst[i] += src[i];
 	}
+	out->c[CNT_LOST_LOCATION] += s->locs.lost; /* counts userspace had no room for */
 	/* Pairing times completed faults only, each minor or major: the completion program
 	 * bumps one histogram, and "all" is their sum (fexit/kretprobe time every call). */
 	if (!s->skel->rodata->lat_from_calls) {
@@ -1366,6 +1391,7 @@ int session_close(struct session *s, int status)
 	if (s->cgroup_fd >= 0)
 		close(s->cgroup_fd);
 	usyms_free(s->usyms);
+	locations_free(&s->locs);
 	mmap_log_free(s->mlog);
 	ksyms_free(s->ksyms);
 	kcaps_free_live(&s->caps);

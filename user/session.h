@@ -13,6 +13,7 @@
 
 #include "catalog.h"
 #include "json.h"
+#include "loc_table.h"
 #include "opts.h"
 #include "sym.h"
 #include "util.h"
@@ -80,7 +81,10 @@ struct session {
 	double wall_start;
 	struct usyms *usyms;
 	struct mmap_log *mlog; /* the kernel's mmap records, when the locations use them */
-	struct ksyms *ksyms;   /* see session_ksyms() */
+	/* Fault locations: the counts the BPF per-CPU slots gave up, and (once the hooks are
+	 * detached) the ones they held. */
+	struct location_table locs;
+	struct ksyms *ksyms; /* see session_ksyms() */
 	bool ksyms_failed;
 
 	struct atomic_file out_file;

@@ -167,37 +167,21 @@ static int cmp_loc(const void *a, const void *b)
 	return strcmp(x->symbol, y->symbol);
 }
 
-static uint64_t location_pending_at(const struct location_pending *lp, int ncpus,
-				    const struct fault_location_key *key)
-{
-	uint64_t n = 0;
-
-	for (int c = 0; lp && c < ncpus; c++)
-		if (lp[c].count && memcmp(&lp[c].key, key, sizeof(*key)) == 0)
-			n += lp[c].count;
-	return n;
-}
-
 struct location_row *read_locations(struct session *s, int *n)
 {
-	int fd = bpf_map__fd(s->skel->maps.locations), cap = 0;
-	struct fault_location_key key, next, *prev = NULL;
-	struct location_pending *pending = read_pending(s, s->skel->maps.location_pending,
-							sizeof(*pending), "location counts");
 	struct location_row *rows = NULL;
+	int cap = 0;
 
 	*n = 0;
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+	for (size_t e = 0; e < s->locs.cap; e++) {
+		const struct fault_location_key key = s->locs.e[e].key;
+		const struct fault_location loc = s->locs.e[e].loc;
+		uint64_t count = loc.count, off;
 		char sym[256], dso[512];
-		struct fault_location loc;
-		uint64_t count, off;
 		int i;
 
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &loc))
+		if (!count)
 			continue;
-		count = loc.count + location_pending_at(pending, s->ncpus, &key);
 		dso[0] = '\0';
 		if (key.kernel) {
 			const char *name = session_ksyms(s)
@@ -240,7 +224,6 @@ struct location_row *read_locations(struct session *s, int *n)
 		}
 		(*n)++;
 	}
-	free(pending);
 	if (rows)
 		qsort(rows, (size_t)*n, sizeof(*rows), cmp_loc);
 	return rows;

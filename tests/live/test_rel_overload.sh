@@ -196,15 +196,16 @@ PY
 fi
 
 # ---- more processes than the per-process map holds (8192), under -- ----
-"$MMSCOPE" faults --json -o "$TMP/cl.json" -- "$TMP/clones" 10000 >/dev/null 2>"$TMP/cl.err"
+"$MMSCOPE" faults --json --top 100000 -o "$TMP/cl.json" -- "$TMP/clones" 10000 >/dev/null 2>"$TMP/cl.err"
 rc=$?
 ok "10000 processes (--): exit 0" "exit $rc: $(one_line "$TMP/cl.err")" [ $rc -eq 0 ]
-read -r tot rowsum nrows lp lt w < <(python3 - "$TMP/cl.json" <<'PY' 2>/dev/null
+read -r tot rowsum nrows lp lt w locsum ll < <(python3 - "$TMP/cl.json" <<'PY' 2>/dev/null
 import json, sys
 d = json.load(open(sys.argv[1]))
 f, rows = d["faults"], d["faults"]["by_process"]
 print(f["user"] + f["kernel"], sum(r["user"] + r["kernel"] for r in rows), len(rows),
-      d["lost"]["processes"], d["lost"]["tracked_processes"], f["write"])
+      d["lost"]["processes"], d["lost"]["tracked_processes"], f["write"],
+      sum(r["count"] for r in f["top_locations"]), d["lost"]["locations"])
 PY
 )
 ok "10000 processes (--): JSON lost.processes > 0 (the map holds 8192)" "lost.processes ${lp:-?}, rows ${nrows:-?}" [ "${lp:-0}" -gt 0 ]
@@ -213,6 +214,9 @@ ok "10000 processes (--): stderr warns of the lost per-process counts, with the 
 ok "10000 processes (--): every fault is in a row or in lost.processes (rows + lost == user + kernel)" \
 	"rows ${rowsum:-?} + lost ${lp:-?} vs ${tot:-?}" [ $((${rowsum:-0} + ${lp:-0})) -eq "${tot:--1}" ]
 ok "10000 processes (--): the aggregate holds all 10000 writes" "write ${w:-?}" [ "${w:-0}" -ge 10000 ]
+# 10000 address spaces: their locations pass through the per-CPU slots to userspace's table.
+ok "10000 processes (--): every fault is at a location or in lost.locations" \
+	"locations ${locsum:-?} + lost ${ll:-?} vs ${tot:-?}" [ $((${locsum:-0} + ${ll:-0})) -eq "${tot:--1}" ]
 ok "10000 processes (--): every child was followed (nothing lost from the tracked map)" "lost.tracked_processes ${lt:-?}" \
 	[ "${lt:-1}" -eq 0 ]
 

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The userspace table of fault locations: counts added by key, build IDs replacing raw
+ * addresses, growth, and the cap (lost counts, nothing dropped silently). */
+#include <linux/bpf.h>
+#include <stdlib.h>
+
+#include "test.h"
+#include "loc_table.h"
+
+static struct location_slot slot(__u32 tgid, __u64 ip, __u64 count, __u32 status)
+{
+	struct location_slot s = {.key = {.tgid = tgid, .mm = 0x1000, .ip = ip}};
+
+	s.loc.count = count;
+	s.loc.status = status;
+	s.loc.offset_or_ip = ip;
+	return s;
+}
+
+static const struct location_slot *find_key(const struct location_table *t, __u32 tgid, __u64 ip)
+{
+	for (size_t i = 0; i < t->cap; i++)
+		if (t->e[i].loc.count && t->e[i].key.tgid == tgid && t->e[i].key.ip == ip)
+			return &t->e[i];
+	return NULL;
+}
+
+static void adds_by_key(void)
+{
+	struct location_table t = {0};
+	struct location_slot a = slot(1, 0x400000, 3, BPF_STACK_BUILD_ID_IP);
+	struct location_slot b = slot(1, 0x400000, 4, BPF_STACK_BUILD_ID_VALID);
+	struct location_slot c = slot(2, 0x400000, 5, BPF_STACK_BUILD_ID_IP);
+	struct location_slot empty = slot(9, 9, 0, 0);
+	const struct location_slot *e;
+
+	b.loc.offset_or_ip = 0x1234;
+	locations_add(&t, &a);
+	locations_add(&t, &b); /* same key: counts add, the build ID replaces the raw address */
+	locations_add(&t, &c); /* another process: its own entry */
+	locations_add(&t, &a); /* a raw address never replaces a build ID */
+	locations_add(&t, &empty);
+	EXPECT_EQ_U64(t.n, 2);
+	e = find_key(&t, 1, 0x400000);
+	EXPECT(e != NULL);
+	if (e) {
+		EXPECT_EQ_U64(e->loc.count, 10);
+		EXPECT_EQ_U64(e->loc.status, BPF_STACK_BUILD_ID_VALID);
+		EXPECT_EQ_U64(e->loc.offset_or_ip, 0x1234);
+	}
+	e = find_key(&t, 2, 0x400000);
+	EXPECT(e != NULL && e->loc.count == 5);
+	EXPECT(find_key(&t, 9, 9) == NULL);
+	EXPECT_EQ_U64(t.lost, 0);
+	locations_free(&t);
+	EXPECT(t.e == NULL && t.n == 0);
+}
+
+static void grows_then_caps(void)
+{
+	struct location_table t = {0};
+	uint64_t total = 0, held = 0;
+
+	/* Past the cap: new keys are lost (their counts), known keys still count. */
+	for (__u64 i = 0; i < LOCATION_TABLE_MAX + 100; i++) {
+		struct location_slot s = slot(7, 0x1000 + i * 16, 2, BPF_STACK_BUILD_ID_IP);
+
+		locations_add(&t, &s);
+		total += 2;
+	}
+	struct location_slot again = slot(7, 0x1000, 5, BPF_STACK_BUILD_ID_IP);
+
+	locations_add(&t, &again);
+	total += 5;
+	EXPECT_EQ_U64(t.n, LOCATION_TABLE_MAX);
+	EXPECT_EQ_U64(t.lost, 200);
+	for (size_t i = 0; i < t.cap; i++)
+		held += t.e[i].loc.count;
+	EXPECT_EQ_U64(held + t.lost, total);
+	EXPECT(find_key(&t, 7, 0x1000) && find_key(&t, 7, 0x1000)->loc.count == 7);
+	locations_free(&t);
+}
+
+TEST_MAIN(T(adds_by_key), T(grows_then_caps))
