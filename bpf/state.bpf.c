@@ -177,6 +177,17 @@ int BPF_PROG(exit_raw, struct task_struct *task)
  * A traced process exec'ed: tell userspace the new image's path while the process is alive,
  * so its symbols can be read even if it exits before the run ends.
  */
+/* Whether the current task opens a path as mmscope does: same mount namespace and root. */
+static __always_inline bool sees_our_files(void)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	struct dentry *root = BPF_CORE_READ(t, fs, root.dentry);
+
+	return own_mnt_ns && BPF_CORE_READ(t, nsproxy, mnt_ns, ns.inum) == own_mnt_ns &&
+	       BPF_CORE_READ(root, d_inode, i_ino) == own_root_ino &&
+	       BPF_CORE_READ(root, d_sb, s_dev) == own_root_dev;
+}
+
 static __always_inline void emit_exec(const char *filename)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -198,8 +209,10 @@ static __always_inline void emit_exec(const char *filename)
 	r->pad = 0;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	bpf_probe_read_kernel_str(r->filename, sizeof(r->filename), filename);
-	/* An image userspace will know the mappings of: its locations need no build IDs. */
-	if (mmap_records_on) {
+	/* An image userspace will know the mappings of: its locations need no build IDs. Not
+	 * one that sees other files under the records' paths: its build IDs are read at the
+	 * faults, and its maps through /proc/PID (map_files, its root) while it lives. */
+	if (mmap_records_on && sees_our_files()) {
 		struct exec_image im = {.tgid = id >> 32, .ns = r->ns};
 		__u64 mm = current_mm();
 

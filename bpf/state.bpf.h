@@ -82,6 +82,15 @@ STATE_DECL __u64 tracked_gen;
  */
 STATE_DECL __u32 mmap_records_on;
 
+/*
+ * mmscope's own view of the files (its mount namespace, and its root's inode and device, in
+ * the kernel's encoding), set with mmap_records_on: an image the records name by a path that
+ * means another file here (another mount namespace, a chroot) is not resolved from them.
+ */
+STATE_DECL __u32 own_mnt_ns;
+STATE_DECL __u32 own_root_dev;
+STATE_DECL __u64 own_root_ino;
+
 /* By address space: the exec'ed image it holds (an mm_struct freed and reused by a later
  * image gets that image's entry at its exec, before any of its faults). */
 STATE_DECL struct {

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -823,6 +824,24 @@ int resolve_btf(struct mm_opts *opts)
 	return 0;
 }
 
+/* mmscope's mount namespace and root, for the exec hook to tell processes that see other
+ * files under the same paths (bpf/state.bpf.c sees_our_files()); left 0 (no process
+ * matches) when they cannot be read. */
+static void set_own_view(struct session *s)
+{
+	struct stat ns, root;
+
+	if (stat("/proc/self/ns/mnt", &ns) || stat("/", &root)) {
+		verbose_msg("mmap records: own mount namespace or root unknown: %s",
+			    strerror(errno));
+		return;
+	}
+	s->skel->bss->own_root_ino = root.st_ino;
+	/* The kernel's dev_t: major in the top 12 bits, minor in the low 20. */
+	s->skel->bss->own_root_dev = (major(root.st_dev) << 20) | minor(root.st_dev);
+	s->skel->bss->own_mnt_ns = (__u32)ns.st_ino;
+}
+
 int session_open(struct session *s, struct mm_opts *opts, const struct session_config *cfg)
 {
 	unsigned int excluded[EV_NR] = {0};
@@ -1018,9 +1037,10 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 		int err = 0;
 
 		s->mlog = mmap_log_open(bpf_map__fd(s->skel->maps.mmap_events), &err);
-		if (s->mlog)
+		if (s->mlog) {
+			set_own_view(s);
 			s->skel->bss->mmap_records_on = 1;
-		else
+		} else
 			verbose_msg("mmap records: %s (build IDs read at the faults)",
 				    strerror(-err));
 	}
