@@ -231,7 +231,7 @@ static __always_inline __u64 location_count(void *ctx, __u32 tgid, __u32 cls, __
 {
 	struct fault_location_key key = {.tgid = tgid, .ip = ip};
 	struct location_slot *slot;
-	__u64 image;
+	__u64 build_id_ip = 0;
 
 	if (!(cls & FC_USER))
 		key.kernel = 1;
@@ -254,33 +254,30 @@ static __always_inline __u64 location_count(void *ctx, __u32 tgid, __u32 cls, __
 	location_give_up(slot);
 	slot->key = key;
 	slot->loc = (struct fault_location){};
-	if (key.kernel) {
-		slot->loc.count = 1;
-		return 0;
-	}
-	image = image_in_mmap_records(tgid, key.mm);
-	if (image) {
-		/* An image whose mappings userspace has from the kernel's mmap records: the raw
-		 * address, and the image's exec time in the build ID's place. */
-		slot->loc.status = LOC_MMAP_RECORDS;
-		slot->loc.offset_or_ip = ip;
-		__builtin_memcpy(slot->loc.build_id, &image, sizeof(image));
-		slot->loc.count = 1;
-		return 0;
-	}
-	if (lat_from_calls) {
-		slot->loc.status = BPF_STACK_BUILD_ID_IP; /* until handle_mm_fault()'s hook */
-		slot->loc.offset_or_ip = ip;
-		slot->loc.count = 1;
-		return ip;
-	}
-	read_user_frame(ctx, &slot->loc, tgid);
-	if (!slot->loc.status) {
-		count_lost(CNT_LOST_LOCATION);
-		return 0;
+	if (!key.kernel) {
+		__u64 image = image_in_mmap_records(tgid, key.mm);
+
+		if (image) {
+			/* An image whose mappings userspace has from the kernel's mmap records:
+			 * the raw address, and the image's exec time in the build ID's place. */
+			slot->loc.status = LOC_MMAP_RECORDS;
+			slot->loc.offset_or_ip = ip;
+			__builtin_memcpy(slot->loc.build_id, &image, sizeof(image));
+		} else if (lat_from_calls) {
+			slot->loc.status =
+				BPF_STACK_BUILD_ID_IP; /* until handle_mm_fault()'s hook */
+			slot->loc.offset_or_ip = ip;
+			build_id_ip = ip;
+		} else {
+			read_user_frame(ctx, &slot->loc, tgid);
+			if (!slot->loc.status) {
+				count_lost(CNT_LOST_LOCATION);
+				return 0;
+			}
+		}
 	}
 	slot->loc.count = 1;
-	return 0;
+	return build_id_ip;
 }
 
 /* handle_mm_fault() was called for the current thread's open fault: read the build ID of
