@@ -456,10 +456,15 @@ static __always_inline bool task_allowed(struct task_struct *t)
 #define FNV_BASIS 0xcbf29ce484222325ULL
 
 /* Store a kernel stack captured in sc->k; its content hash, or 0 when the map is full. */
+#ifndef EEXIST
+#define EEXIST 17 /* include/uapi/asm-generic/errno-base.h, every architecture */
+#endif
+
 static __always_inline __u64 store_kernel_stack(struct stack_scratch *sc, long len)
 {
 	__u32 n;
 	__u64 h = FNV_BASIS;
+	long err;
 
 	if (len <= 0)
 		return 0;
@@ -471,10 +476,12 @@ static __always_inline __u64 store_kernel_stack(struct stack_scratch *sc, long l
 		h = (h ^ sc->k.ip[i]) * FNV_PRIME;
 	}
 	h |= 1; /* never 0 */
-	if (bpf_map_lookup_elem(&kernel_stacks, &h) ||
-	    !bpf_map_update_elem(&kernel_stacks, &h, &sc->k, BPF_NOEXIST))
+	if (bpf_map_lookup_elem(&kernel_stacks, &h))
 		return h;
-	return 0;
+	err = bpf_map_update_elem(&kernel_stacks, &h, &sc->k, BPF_NOEXIST);
+	/* -EEXIST: another CPU stored the same stack in between (tlb_switch's two CPUs did, a
+	 * few times a run, and those stacks were counted lost). */
+	return !err || err == -EEXIST ? h : 0;
 }
 
 /* The last REC_MAPS request of this CPU (see want_maps()). */
@@ -530,6 +537,7 @@ static __always_inline __u64 store_user_stack(struct stack_scratch *sc, __u32 n)
 {
 	__u64 h = FNV_BASIS;
 	bool raw = false;
+	long err;
 
 	if (n == 0)
 		return 0;
@@ -547,8 +555,9 @@ static __always_inline __u64 store_user_stack(struct stack_scratch *sc, __u32 n)
 	h |= 1;
 	if (bpf_map_lookup_elem(&user_stacks, &h))
 		return h;
-	if (bpf_map_update_elem(&user_stacks, &h, &sc->u, BPF_NOEXIST))
-		return 0;
+	err = bpf_map_update_elem(&user_stacks, &h, &sc->u, BPF_NOEXIST);
+	if (err)
+		return err == -EEXIST ? h : 0; /* another CPU stored it in between: the same */
 	/* A new stack: the first time its raw addresses are seen. */
 	if (raw)
 		want_maps(bpf_get_current_pid_tgid() >> 32);
