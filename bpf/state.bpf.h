@@ -268,33 +268,36 @@ static __always_inline __u64 lazy_wakeup(void)
 	return BPF_RB_FORCE_WAKEUP;
 }
 
-/* Kernel stacks and user stacks by content hash (see struct kernel_stack); allocated as
- * stacks arrive, so a run that collects none costs nothing. */
+/*
+ * Per CPU: the ids of the stacks it sent to userspace lately, by id (kernel stacks in the
+ * first half, user stacks in the second): a CPU sends a stack again only after another took
+ * its slot. Userspace keeps one copy of each.
+ */
+#define STACKS_SENT_BITS 10
 STATE_DECL struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, __u64);
-	__type(value, struct kernel_stack);
-} kernel_stacks SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2 << STACKS_SENT_BITS);
+	__type(key, __u32);
+	__type(value, __u64);
+} stacks_sent SEC(".maps");
 
-/* User frames as (build ID, file offset): valid after the process exits or re-execs. */
-STATE_DECL struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, __u64);
-	__type(value, struct user_stack);
-} user_stacks SEC(".maps");
-
+/* Each stack right behind its record header: a stack record is one copy (stack_send()). */
 struct stack_scratch {
+	struct stack_header kh;
 	struct kernel_stack k;
+	struct stack_header uh;
 	struct user_stack u;
 	__u64 walk[USER_STACK_DEPTH];  /* user_fp_walk()'s return addresses */
 	__u64 kwalk[USER_STACK_DEPTH]; /* the kernel's raw walk of the same stack */
 	__u32 nwalk;		       /* walk's depth, read back (see capture_user_stack()) */
 	__u32 pad;
 };
+
+_Static_assert(__builtin_offsetof(struct stack_scratch, k) == sizeof(struct stack_header) &&
+		       __builtin_offsetof(struct stack_scratch, u) ==
+			       __builtin_offsetof(struct stack_scratch, uh) +
+				       sizeof(struct stack_header),
+	       "a stack right behind its record header");
 
 STATE_DECL struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -455,33 +458,53 @@ static __always_inline bool task_allowed(struct task_struct *t)
 #define FNV_PRIME 0x100000001b3ULL
 #define FNV_BASIS 0xcbf29ce484222325ULL
 
-/* Store a kernel stack captured in sc->k; its content hash, or 0 when the map is full. */
-#ifndef EEXIST
-#define EEXIST 17 /* include/uapi/asm-generic/errno-base.h, every architecture */
-#endif
+/*
+ * Send the stack right behind hdr (its first size bytes) to userspace as a record of type,
+ * unless this CPU sent it lately (*sent_now says which). Its id, or 0 when the ring had no
+ * room (the stack is lost).
+ */
+static __always_inline __u64 stack_send(struct stack_header *hdr, __u32 type, __u64 id, __u32 size,
+					bool *sent_now)
+{
+	__u32 idx = (__u32)(id >> (64 - STACKS_SENT_BITS)) +
+		    (type == REC_USER_STACK ? 1u << STACKS_SENT_BITS : 0);
+	__u64 *sent = bpf_map_lookup_elem(&stacks_sent, &idx);
 
+	*sent_now = false;
+	if (sent && *sent == id)
+		return id;
+	hdr->type = type;
+	hdr->pad = 0;
+	hdr->id = id;
+	if (bpf_ringbuf_output(&records, hdr, sizeof(*hdr) + size, lazy_wakeup()))
+		return 0;
+	if (sent)
+		*sent = id;
+	*sent_now = true;
+	return id;
+}
+
+/* Store a kernel stack captured in sc->k; its content hash, or 0 when lost. */
 static __always_inline __u64 store_kernel_stack(struct stack_scratch *sc, long len)
 {
-	__u32 n;
 	__u64 h = FNV_BASIS;
-	long err;
+	bool sent_now;
+	__u32 n;
 
 	if (len <= 0)
 		return 0;
 	n = (__u32)len / sizeof(__u64);
+	if (n > KERNEL_STACK_DEPTH)
+		n = KERNEL_STACK_DEPTH;
 	sc->k.nr = n;
+	sc->k.pad = 0;
 	for (__u32 i = 0; i < KERNEL_STACK_DEPTH; i++) {
 		if (i >= n)
 			break;
 		h = (h ^ sc->k.ip[i]) * FNV_PRIME;
 	}
 	h |= 1; /* never 0 */
-	if (bpf_map_lookup_elem(&kernel_stacks, &h))
-		return h;
-	err = bpf_map_update_elem(&kernel_stacks, &h, &sc->k, BPF_NOEXIST);
-	/* -EEXIST: another CPU stored the same stack in between (tlb_switch's two CPUs did, a
-	 * few times a run, and those stacks were counted lost). */
-	return !err || err == -EEXIST ? h : 0;
+	return stack_send(&sc->kh, REC_KERNEL_STACK, h, 8 + n * sizeof(__u64), &sent_now);
 }
 
 /* The last REC_MAPS request of this CPU (see want_maps()). */
@@ -532,16 +555,18 @@ static __always_inline void want_maps(__u32 tgid)
 	bpf_ringbuf_submit(r, pending ? BPF_RB_FORCE_WAKEUP : 0);
 }
 
-/* Store the user stack in sc->u (n frames); its content hash, or 0 when the map is full. */
+/* Store the user stack in sc->u (n frames); its content hash, or 0 when lost. */
 static __always_inline __u64 store_user_stack(struct stack_scratch *sc, __u32 n)
 {
-	__u64 h = FNV_BASIS;
-	bool raw = false;
-	long err;
+	bool raw = false, sent_now;
+	__u64 h = FNV_BASIS, id;
 
 	if (n == 0)
 		return 0;
+	if (n > USER_STACK_DEPTH)
+		n = USER_STACK_DEPTH;
 	sc->u.nr = n;
+	sc->u.pad = 0;
 	for (__u32 i = 0; i < USER_STACK_DEPTH; i++) {
 		__u64 w;
 
@@ -553,15 +578,11 @@ static __always_inline __u64 store_user_stack(struct stack_scratch *sc, __u32 n)
 		raw |= sc->u.f[i].status == BPF_STACK_BUILD_ID_IP;
 	}
 	h |= 1;
-	if (bpf_map_lookup_elem(&user_stacks, &h))
-		return h;
-	err = bpf_map_update_elem(&user_stacks, &h, &sc->u, BPF_NOEXIST);
-	if (err)
-		return err == -EEXIST ? h : 0; /* another CPU stored it in between: the same */
-	/* A new stack: the first time its raw addresses are seen. */
-	if (raw)
+	id = stack_send(&sc->uh, REC_USER_STACK, h, 8 + n * sizeof(struct user_frame), &sent_now);
+	/* Raw addresses, the first time this CPU sees them: snapshot the process's mappings. */
+	if (sent_now && raw)
 		want_maps(bpf_get_current_pid_tgid() >> 32);
-	return h;
+	return id;
 }
 
 /* The kernel's user stack, as (build ID, offset) frames; its id, 0 when lost. */

@@ -491,8 +491,7 @@ static void configure(struct session *s)
 	sk->rodata->untrack_at_free = selection_chosen(&s->sel, EV_TASK_FREE) != NULL;
 	/* Maps a run does not use shrink to one entry: no memory for what is not collected. */
 	if (!s->cfg.stacks && !s->cfg.tlb_stacks) {
-		bpf_map__set_max_entries(sk->maps.kernel_stacks, 1);
-		bpf_map__set_max_entries(sk->maps.user_stacks, 1);
+		bpf_map__set_max_entries(sk->maps.stacks_sent, 1);
 		bpf_map__set_max_entries(sk->maps.folded, 1);
 	}
 	if (!s->cfg.locations)
@@ -617,6 +616,20 @@ static void snapshot_now(struct session *s, int tgid, uint64_t now)
 		queue_snapshot(s, tgid, now);
 }
 
+/* A REC_KERNEL_STACK or REC_USER_STACK record: its stack, if whole, under its id. */
+static void add_stack_record(struct session *s, const void *data, size_t size)
+{
+	const struct stack_header *h = data;
+	bool user = h->type == REC_USER_STACK;
+	size_t frame = user ? sizeof(struct user_frame) : sizeof(__u64);
+	size_t depth = user ? USER_STACK_DEPTH : KERNEL_STACK_DEPTH;
+	const __u32 *nr = (const __u32 *)(h + 1);
+
+	if (size < sizeof(*h) + 8 || *nr > depth || size < sizeof(*h) + 8 + *nr * frame)
+		return;
+	stacks_add(user ? &s->ustacks : &s->kstacks, h->id, nr, 8 + *nr * frame);
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
@@ -625,6 +638,11 @@ static int on_record(void *ctx, void *data, size_t size)
 
 	if (size >= sizeof(struct location_record) && r->type == REC_LOCATION) {
 		locations_add(&s->locs, &((const struct location_record *)data)->slot);
+		return 0;
+	}
+	if (size >= sizeof(struct stack_header) &&
+	    (r->type == REC_KERNEL_STACK || r->type == REC_USER_STACK)) {
+		add_stack_record(s, data, size);
 		return 0;
 	}
 	if (size < sizeof(*r) || !s->usyms)
@@ -1412,6 +1430,8 @@ int session_close(struct session *s, int status)
 		close(s->cgroup_fd);
 	usyms_free(s->usyms);
 	locations_free(&s->locs);
+	stacks_free(&s->kstacks);
+	stacks_free(&s->ustacks);
 	mmap_log_free(s->mlog);
 	ksyms_free(s->ksyms);
 	kcaps_free_live(&s->caps);

@@ -14,6 +14,7 @@
 #include "catalog.h"
 #include "json.h"
 #include "loc_table.h"
+#include "stack_table.h"
 #include "opts.h"
 #include "sym.h"
 #include "util.h"
@@ -84,6 +85,8 @@ struct session {
 	/* Fault locations: the counts the BPF per-CPU slots gave up, and (once the hooks are
 	 * detached) the ones they held. */
 	struct location_table locs;
+	/* Stacks by id, as the BPF programs sent them (REC_KERNEL_STACK, REC_USER_STACK). */
+	struct stack_table kstacks, ustacks;
 	struct ksyms *ksyms; /* see session_ksyms() */
 	bool ksyms_failed;
 

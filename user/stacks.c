@@ -312,21 +312,19 @@ static int cmp_record(const void *a, const void *b)
 static void key_frames(struct session *s, const struct folded_key *key, kind_name_fn kind_name,
 		       struct frame_list *l)
 {
-	int kfd = bpf_map__fd(s->skel->maps.kernel_stacks);
-	int ufd = bpf_map__fd(s->skel->maps.user_stacks), nk = 0, nu = 0, first;
+	const struct kernel_stack *ks = stacks_find(&s->kstacks, key->kernel_stack);
+	const struct user_stack *us = stacks_find(&s->ustacks, key->user_stack);
 	char kind[64], comm[MMSCOPE_COMM_LEN + 1];
 	const char *names[KERNEL_STACK_DEPTH];
-	static struct kernel_stack ks;
-	static struct user_stack us;
+	int nk = 0, nu = 0, first;
 
 	l->n = 0;
 	l->failed = false;
 	memcpy(comm, key->comm, MMSCOPE_COMM_LEN);
 	comm[bounded_strlen(key->comm, MMSCOPE_COMM_LEN)] = '\0';
 	fl_add(l, comm[0] ? comm : "[unknown]", comm[0] ? FRAME_PROCESS : FRAME_OTHER);
-	us.nr = 0;
-	if (key->user_stack && bpf_map_lookup_elem(ufd, &key->user_stack, &us) == 0)
-		nu = us.nr < USER_STACK_DEPTH ? (int)us.nr : USER_STACK_DEPTH;
+	if (us) /* nr was checked against the record's size (add_stack_record()) */
+		nu = (int)us->nr;
 	if (nu == USER_STACK_DEPTH)
 		fl_add(l, "[truncated]", FRAME_OTHER);
 	for (int i = nu - 1; i >= 0; i--) {
@@ -334,21 +332,20 @@ static void key_frames(struct session *s, const struct folded_key *key, kind_nam
 
 		/* Frames above the leaf are return addresses: the call is the byte before, which
 		 * may be the end of another function. */
-		resolve_user_retry(s, key->tgid, (uint32_t)us.f[i].status, us.f[i].build_id,
-				   us.f[i].offset_or_ip - (i > 0), &u);
+		resolve_user_retry(s, key->tgid, (uint32_t)us->f[i].status, us->f[i].build_id,
+				   us->f[i].offset_or_ip - (i > 0), &u);
 		if (u.name)
 			fl_add(l, u.name, FRAME_USER);
 		else
 			fl_add(l, "[unknown]", FRAME_OTHER);
 	}
-	ks.nr = 0;
-	if (key->kernel_stack && bpf_map_lookup_elem(kfd, &key->kernel_stack, &ks) == 0)
-		nk = ks.nr < KERNEL_STACK_DEPTH ? (int)ks.nr : KERNEL_STACK_DEPTH;
+	if (ks)
+		nk = (int)ks->nr;
 	for (int i = 0; i < nk; i++) {
 		uint64_t off;
 
 		names[i] = session_ksyms(s)
-				   ? ksyms_resolve(session_ksyms(s), ks.ip[i] - (i > 0), &off)
+				   ? ksyms_resolve(session_ksyms(s), ks->ip[i] - (i > 0), &off)
 				   : NULL;
 	}
 	/* Skip the leaf-side plumbing: everything up to the last infra frame near the leaf. */
@@ -427,6 +424,10 @@ int read_stacks(struct session *s, kind_name_fn kind_name, struct stack_set *set
 
 	memset(set, 0, sizeof(*set));
 	flush_folded_pending(s, set);
+	if (s->kstacks.dropped || s->ustacks.dropped)
+		warn_msg("%llu stacks beyond the %u kept in memory: their events show no frames",
+			 (unsigned long long)(s->kstacks.dropped + s->ustacks.dropped),
+			 STACK_TABLE_MAX);
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		struct folded_value v;
 		struct stack_record *r;
