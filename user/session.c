@@ -54,6 +54,21 @@ static void on_stop_signal(int sig)
 	stop_requested = 1;
 }
 
+/*
+ * Hold Ctrl-C while an output file is committed (written out, synced, renamed into place):
+ * a second one in the middle would exit with the temporary file left behind (its path is
+ * freed by the commit). It takes effect right after, with the file complete.
+ */
+static void block_stop_signals(sigset_t *saved)
+{
+	sigset_t stop;
+
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stop, saved);
+}
+
 static void install_signals(void)
 {
 	struct sigaction sa = {0};
@@ -1403,6 +1418,8 @@ const struct hook_candidate *session_hook(const struct session *s, enum mm_event
 
 int session_close(struct session *s, int status)
 {
+	sigset_t saved;
+
 	if (s->child > 0 && !s->child_exited) {
 		/* An error before or during the run: do not leave the command behind. */
 		if (s->child_go_fd >= 0) {
@@ -1439,15 +1456,19 @@ int session_close(struct session *s, int status)
 	/* The flame graph first: a failure to write it fails the run, and then -o is not
 	 * committed either. */
 	if (s->svg) {
-		signal_svg_tmp_path = NULL;
+		block_stop_signals(&saved);
 		status = close_out_file("--svg", s->opts->svg, &s->svg_file, s->svg, s->svg_direct,
 					status);
+		signal_svg_tmp_path = NULL;
+		sigprocmask(SIG_SETMASK, &saved, NULL);
 		s->svg = NULL;
 	}
 	if (s->out && s->out != stdout) {
-		signal_tmp_path = NULL;
+		block_stop_signals(&saved);
 		status = close_out_file("-o", s->opts->output, &s->out_file, s->out, s->out_direct,
 					status);
+		signal_tmp_path = NULL;
+		sigprocmask(SIG_SETMASK, &saved, NULL);
 		s->out = NULL;
 	} else if (s->out == stdout) {
 		if (fflush(stdout) && errno != EPIPE) {

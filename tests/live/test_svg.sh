@@ -241,7 +241,12 @@ if wait_attached "$TMP/ierr" 60; then
 	kill -INT $ipid
 	wait $ipid
 	rc=$?
-	if [ $rc -eq 130 ]; then
+	if [ $rc -eq 130 ] && [ -e "$TMP/i.svg" ]; then
+		# The second one came while the SVG was being committed: held until it was whole.
+		ok "svg: two Ctrl-C during the commit: exit 130, a complete SVG, no temporary file" \
+			"$(ls "$TMP" | grep i.svg)" \
+			[ -z "$(find "$TMP" -name 'i.svg.tmp*')" ] && svg_check "$TMP/i.svg"
+	elif [ $rc -eq 130 ]; then
 		ok "svg: two Ctrl-C: exit 130, no SVG and no temporary file" "$(ls "$TMP" | grep i.svg)" \
 			[ -z "$(find "$TMP" -name 'i.svg*')" ]
 	else
