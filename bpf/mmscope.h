@@ -53,7 +53,7 @@ enum mm_counter {
 	CNT_FAULT_NOFAULT, /* kernel-mode faults with page faults disabled: probe reads */
 	/* Things dropped; all reported under "lost". */
 	CNT_LOST_OPEN_FAULT,  /* per-thread open-fault map full */
-	CNT_LOST_STACK,	      /* stack map full or stack unavailable */
+	CNT_LOST_STACK,	      /* stack unavailable, or the records ring full */
 	CNT_LOST_PROC,	      /* per-process map full */
 	CNT_LOST_LOCATION,    /* location map full */
 	CNT_LOST_FOLDED,      /* folded-stack count map full */

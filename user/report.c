@@ -306,7 +306,7 @@ static const struct {
 	const char *what;
 } lost_counters[] = {
 	{CNT_LOST_OPEN_FAULT, "open_faults", "per-thread open-fault slot not created"},
-	{CNT_LOST_STACK, "stacks", "stack not captured (stack map full or unwinding failed)"},
+	{CNT_LOST_STACK, "stacks", "stack not captured (none to unwind, or the ring full)"},
 	{CNT_LOST_PROC, "processes", "per-process map full"},
 	{CNT_LOST_LOCATION, "locations", "location map full or user frame unreadable"},
 	{CNT_LOST_FOLDED, "folded", "folded-stack map full"},
