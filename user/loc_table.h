@@ -2,23 +2,22 @@
 /*
  * Fault locations by key, in userspace: the counts the BPF per-CPU location slots give up
  * (REC_LOCATION records, bpf/faults.bpf.c location_count()) and, when the run ends, the slots
- * still held. An open-addressing table that grows to LOCATION_TABLE_MAX entries; counts of
- * locations beyond it are counted lost, never silently dropped.
+ * still held. Up to LOCATION_TABLE_MAX locations; counts of locations beyond it are counted
+ * lost, never silently dropped.
  */
 #ifndef MMSCOPE_LOC_TABLE_H
 #define MMSCOPE_LOC_TABLE_H
 
-#include <stddef.h>
 #include <stdint.h>
 
+#include "keyed_table.h"
 #include "../bpf/mmscope.h"
 
 #define LOCATION_TABLE_MAX (1u << 17)
 
 struct location_table {
-	struct location_slot *e; /* cap entries; loc.count 0: free */
-	size_t cap, n;
-	uint64_t lost; /* events of locations there was no room for */
+	struct keyed_table t; /* struct location_slot by its key; set up by the first add */
+	uint64_t lost;	      /* events of locations there was no room for */
 };
 
 /* Add one slot's counts under its key; the build ID of a key read since replaces a raw

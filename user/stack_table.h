@@ -2,8 +2,8 @@
 /*
  * Stacks by id, in userspace: each new stack a CPU sees goes to userspace once, in a
  * REC_KERNEL_STACK or REC_USER_STACK record (bpf/state.bpf.h stack_send()); the folded
- * records name stacks by these ids. An open-addressing table of copies that grows to
- * STACK_TABLE_MAX stacks; stacks beyond it are counted, and their events show no frames.
+ * records name stacks by these ids. Copies of up to STACK_TABLE_MAX stacks; stacks beyond
+ * are counted, and their events show no frames.
  */
 #ifndef MMSCOPE_STACK_TABLE_H
 #define MMSCOPE_STACK_TABLE_H
@@ -11,17 +11,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "keyed_table.h"
+
 #define STACK_TABLE_MAX (1u << 20)
 
-struct stack_entry {
-	uint64_t id; /* 0: free (ids are content hashes with the low bit set) */
-	void *stack; /* struct kernel_stack or user_stack, its nr frames only */
+struct stack_table {
+	struct keyed_table t; /* struct stack_entry by id; set up by the first add */
+	uint64_t dropped;     /* stacks there was no room for */
 };
 
-struct stack_table {
-	struct stack_entry *e;
-	size_t cap, n;
-	uint64_t dropped; /* stacks there was no room for */
+struct stack_entry {
+	uint64_t id; /* a content hash with the low bit set; 0 is "not captured" */
+	void *stack; /* struct kernel_stack or user_stack, its nr frames only */
 };
 
 /* Add a copy of the size bytes at stack under id, unless id is there already. 0, or -1 when

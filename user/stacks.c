@@ -173,15 +173,19 @@ struct location_row *read_locations(struct session *s, int *n)
 	int cap = 0;
 
 	*n = 0;
-	for (size_t e = 0; e < s->locs.cap; e++) {
-		const struct fault_location_key key = s->locs.e[e].key;
-		const struct fault_location loc = s->locs.e[e].loc;
-		uint64_t count = loc.count, off;
+	for (size_t e = 0; e < s->locs.t.cap; e++) {
+		const struct location_slot *slot = ktable_at(&s->locs.t, e);
+		struct fault_location_key key;
+		struct fault_location loc;
+		uint64_t count, off;
 		char sym[256], dso[512];
 		int i;
 
-		if (!count)
+		if (!slot || !slot->loc.count)
 			continue;
+		key = slot->key;
+		loc = slot->loc;
+		count = loc.count;
 		dso[0] = '\0';
 		if (key.kernel) {
 			const char *name = session_ksyms(s)

@@ -19,9 +19,12 @@ static struct location_slot slot(__u32 tgid, __u64 ip, __u64 count, __u32 status
 
 static const struct location_slot *find_key(const struct location_table *t, __u32 tgid, __u64 ip)
 {
-	for (size_t i = 0; i < t->cap; i++)
-		if (t->e[i].loc.count && t->e[i].key.tgid == tgid && t->e[i].key.ip == ip)
-			return &t->e[i];
+	for (size_t i = 0; i < t->t.cap; i++) {
+		const struct location_slot *e = ktable_at(&t->t, i);
+
+		if (e && e->key.tgid == tgid && e->key.ip == ip)
+			return e;
+	}
 	return NULL;
 }
 
@@ -40,7 +43,7 @@ static void adds_by_key(void)
 	locations_add(&t, &c); /* another process: its own entry */
 	locations_add(&t, &a); /* a raw address never replaces a build ID */
 	locations_add(&t, &empty);
-	EXPECT_EQ_U64(t.n, 2);
+	EXPECT_EQ_U64(t.t.n, 2);
 	e = find_key(&t, 1, 0x400000);
 	EXPECT(e != NULL);
 	if (e) {
@@ -53,7 +56,7 @@ static void adds_by_key(void)
 	EXPECT(find_key(&t, 9, 9) == NULL);
 	EXPECT_EQ_U64(t.lost, 0);
 	locations_free(&t);
-	EXPECT(t.e == NULL && t.n == 0);
+	EXPECT(t.t.e == NULL && t.t.n == 0);
 }
 
 static void grows_then_caps(void)
@@ -72,10 +75,13 @@ static void grows_then_caps(void)
 
 	locations_add(&t, &again);
 	total += 5;
-	EXPECT_EQ_U64(t.n, LOCATION_TABLE_MAX);
+	EXPECT_EQ_U64(t.t.n, LOCATION_TABLE_MAX);
 	EXPECT_EQ_U64(t.lost, 200);
-	for (size_t i = 0; i < t.cap; i++)
-		held += t.e[i].loc.count;
+	for (size_t i = 0; i < t.t.cap; i++) {
+		const struct location_slot *e = ktable_at(&t.t, i);
+
+		held += e ? e->loc.count : 0;
+	}
 	EXPECT_EQ_U64(held + t.lost, total);
 	EXPECT(find_key(&t, 7, 0x1000) && find_key(&t, 7, 0x1000)->loc.count == 7);
 	locations_free(&t);

@@ -30,9 +30,9 @@ static void copies_by_id(void)
 	/* Id 0 is "not captured": never stored, never found. */
 	EXPECT(stacks_add(&t, 0, &b, 16) < 0);
 	EXPECT(stacks_find(&t, 0) == NULL);
-	EXPECT_EQ_U64(t.n, 1);
+	EXPECT_EQ_U64(t.t.n, 1);
 	stacks_free(&t);
-	EXPECT(t.e == NULL && t.n == 0 && stacks_find(&t, 0x11) == NULL);
+	EXPECT(t.t.e == NULL && t.t.n == 0 && stacks_find(&t, 0x11) == NULL);
 }
 
 static void grows_then_caps(void)
@@ -47,7 +47,7 @@ static void grows_then_caps(void)
 
 		stacks_add(&t, id, st, sizeof(st));
 	}
-	EXPECT_EQ_U64(t.n, STACK_TABLE_MAX);
+	EXPECT_EQ_U64(t.t.n, STACK_TABLE_MAX);
 	EXPECT_EQ_U64(t.dropped, 10);
 	for (uint64_t i = 0; i < STACK_TABLE_MAX; i++) {
 		uint64_t id = (i & 1) ? (i << 40) | 1 : (i << 1) | 1;
