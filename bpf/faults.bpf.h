@@ -86,46 +86,17 @@ static __always_inline void proc_exec_comm(__u32 tgid)
 		bpf_get_current_comm(p->comm, sizeof(p->comm));
 }
 
-/*
- * A CPU completes one loop's faults in a row, from one stack: their records pend here and go
- * to the folded map when the CPU's next fault has another (the map's lookup of a 48-byte key
- * was a fifth of a fault's stack cost). Only fault programs use it, and no fault program runs
- * inside another on one CPU, so no update is ever interrupted by another.
- */
-STATE_DECL struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct folded_pending);
-} folded_pending SEC(".maps");
-
 /* latency_ns: entry hook to completion; 0 for a fault that never completed. */
 static __always_inline void folded_count(struct open_fault *of, __u32 kind, __u64 latency_ns)
 {
 	struct folded_key key = {};
-	struct folded_pending *fp;
-	__u32 zero = 0;
 
 	key.tgid = of->tgid;
 	key.user_stack = of->user_stack;
 	key.kernel_stack = of->kernel_stack;
 	key.kind = kind;
 	__builtin_memcpy(key.comm, of->comm, sizeof(key.comm));
-	fp = bpf_map_lookup_elem(&folded_pending, &zero);
-	if (!fp) {
-		folded_add(&key, 1, latency_ns);
-		return;
-	}
-	if (fp->v.count && key_words_eq(&fp->key, &key, sizeof(key))) {
-		fp->v.count++;
-		fp->v.latency_ns += latency_ns;
-		return;
-	}
-	if (fp->v.count)
-		folded_add(&fp->key, fp->v.count, fp->v.latency_ns);
-	fp->key = key;
-	fp->v.count = 1;
-	fp->v.latency_ns = latency_ns;
+	folded_add(&key, latency_ns);
 }
 
 /* The fault's class, and whether it issued local or broadcast invalidations. */

@@ -56,7 +56,7 @@ enum mm_counter {
 	CNT_LOST_STACK,	      /* stack unavailable, or the records ring full */
 	CNT_LOST_PROC,	      /* per-process map full */
 	CNT_LOST_LOCATION,    /* location map full */
-	CNT_LOST_FOLDED,      /* folded-stack count map full */
+	CNT_LOST_FOLDED,      /* folded-stack counts: ring or userspace table full */
 	CNT_LOST_TRACKED,     /* tracked-process map full: a child could not be followed */
 	CNT_LOST_RINGBUF,     /* ring buffer full */
 	CNT_LOST_LAT,	      /* latency in-flight map full */
@@ -279,11 +279,24 @@ struct folded_value {
 };
 
 /*
- * Per CPU: the fault stack record counted last and what it added since, not in the folded map
- * yet (faults' stacks only; bpf/faults.bpf.h folded_count()). Userspace adds it to the map
- * before reading it, after the hooks are detached. count 0: empty.
+ * Per CPU: the folded-stack records counted lately, by hash of their key (bpf/state.bpf.h
+ * folded_add()). A record that takes another's slot sends that one's counts to userspace in
+ * a REC_FOLDED record; userspace adds them up, with the slots still held when the hooks are
+ * detached. count 0: empty. busy: a program is updating the slot; a program that interrupts
+ * it (a TLB flush's, in an IPI) sends its event in a record of its own.
  */
-struct folded_pending {
+#define FOLDED_CACHE_BITS  8
+#define FOLDED_CACHE_SLOTS (1u << FOLDED_CACHE_BITS)
+
+struct folded_slot {
+	struct folded_key key;
+	struct folded_value v;
+	__u64 busy;
+};
+
+struct folded_record {
+	__u32 type; /* REC_FOLDED */
+	__u32 pad;
 	struct folded_key key;
 	struct folded_value v;
 };
@@ -319,6 +332,7 @@ enum mm_record_type {
 	REC_LOCATION = 3,     /* struct location_record: counts of a fault location */
 	REC_KERNEL_STACK = 4, /* struct stack_header, then a struct kernel_stack's nr frames */
 	REC_USER_STACK = 5,   /* struct stack_header, then a struct user_stack's nr frames */
+	REC_FOLDED = 6,	      /* struct folded_record: counts of a folded stack */
 };
 
 /*

@@ -70,7 +70,7 @@ static __always_inline void tlb_stack_count(void *ctx, __u32 tgid, __u32 reason)
 	key.kind = KIND_TLB | reason;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
 	capture_stacks(ctx, &key.kernel_stack, &key.user_stack);
-	folded_add(&key, 1, 0);
+	folded_add(&key, 0);
 }
 
 /*

@@ -309,7 +309,7 @@ static const struct {
 	{CNT_LOST_STACK, "stacks", "stack not captured (none to unwind, or the ring full)"},
 	{CNT_LOST_PROC, "processes", "per-process map full"},
 	{CNT_LOST_LOCATION, "locations", "location map full or user frame unreadable"},
-	{CNT_LOST_FOLDED, "folded", "folded-stack map full"},
+	{CNT_LOST_FOLDED, "folded", "folded-stack counts: ring or table full"},
 	{CNT_LOST_TRACKED, "tracked_processes", "child not followed: tracked-process map full"},
 	{CNT_LOST_RINGBUF, "ringbuf", "ring-buffer records dropped"},
 	{CNT_LOST_LAT, "latency", "latency in-flight map full"},

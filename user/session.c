@@ -507,7 +507,7 @@ static void configure(struct session *s)
 	/* Maps a run does not use shrink to one entry: no memory for what is not collected. */
 	if (!s->cfg.stacks && !s->cfg.tlb_stacks) {
 		bpf_map__set_max_entries(sk->maps.stacks_sent, 1);
-		bpf_map__set_max_entries(sk->maps.folded, 1);
+		bpf_map__set_max_entries(sk->maps.folded_cache, 1);
 	}
 	if (!s->cfg.locations)
 		bpf_map__set_max_entries(sk->maps.location_cache, 1);
@@ -653,6 +653,12 @@ static int on_record(void *ctx, void *data, size_t size)
 
 	if (size >= sizeof(struct location_record) && r->type == REC_LOCATION) {
 		locations_add(&s->locs, &((const struct location_record *)data)->slot);
+		return 0;
+	}
+	if (size >= sizeof(struct folded_record) && r->type == REC_FOLDED) {
+		const struct folded_record *f = data;
+
+		folded_table_add(&s->folded, &f->key, &f->v);
 		return 0;
 	}
 	if (size >= sizeof(struct stack_header) &&
@@ -1227,23 +1233,40 @@ static void collect_open_faults(struct session *s)
 	}
 }
 
-/* The fault locations the BPF per-CPU slots still hold, once the hooks are detached, go to
- * the table their REC_LOCATION records filled. */
-static void drain_location_cache(struct session *s)
+/*
+ * Once the hooks are detached, what the BPF per-CPU slots of map still hold (value_size bytes
+ * a slot and CPU) goes to the table their ring records filled: add() for each slot of each
+ * CPU.
+ */
+static void drain_percpu_slots(struct session *s, const struct bpf_map *map, size_t value_size,
+			       const char *what, void (*add)(struct session *, const void *))
 {
-	int fd = bpf_map__fd(s->skel->maps.location_cache);
-	struct location_slot *v = calloc((size_t)s->ncpus, sizeof(*v));
+	unsigned char *v = calloc((size_t)s->ncpus, value_size);
+	int fd = bpf_map__fd(map);
 
-	for (__u32 i = 0; v && i < bpf_map__max_entries(s->skel->maps.location_cache); i++) {
+	for (__u32 i = 0; v && i < bpf_map__max_entries(map); i++) {
 		if (bpf_map_lookup_elem(fd, &i, v)) {
-			warn_msg("fault locations still held per CPU not added: %s",
-				 strerror(errno));
+			warn_msg("%s still held per CPU not added: %s", what, strerror(errno));
 			break;
 		}
 		for (int c = 0; c < s->ncpus; c++)
-			locations_add(&s->locs, &v[c]);
+			add(s, v + (size_t)c * value_size);
 	}
+	if (!v)
+		warn_msg("%s still held per CPU not added: out of memory", what);
 	free(v);
+}
+
+static void add_location_slot(struct session *s, const void *slot)
+{
+	locations_add(&s->locs, slot);
+}
+
+static void add_folded_slot(struct session *s, const void *data)
+{
+	const struct folded_slot *slot = data;
+
+	folded_table_add(&s->folded, &slot->key, &slot->v);
 }
 
 int session_run(struct session *s, interval_fn on_interval)
@@ -1302,7 +1325,11 @@ int session_run(struct session *s, interval_fn on_interval)
 	if (s->rb)
 		ring_buffer__consume(s->rb);
 	if (s->cfg.locations)
-		drain_location_cache(s);
+		drain_percpu_slots(s, s->skel->maps.location_cache, sizeof(struct location_slot),
+				   "fault locations", add_location_slot);
+	if (s->cfg.stacks || s->cfg.tlb_stacks)
+		drain_percpu_slots(s, s->skel->maps.folded_cache, sizeof(struct folded_slot),
+				   "folded stacks", add_folded_slot);
 	mmap_log_consume(s->mlog);
 	if (mmap_log_lost(s->mlog))
 		warn_msg("%llu mmap records lost: some fault locations may show [unknown]",
@@ -1449,6 +1476,7 @@ int session_close(struct session *s, int status)
 	locations_free(&s->locs);
 	stacks_free(&s->kstacks);
 	stacks_free(&s->ustacks);
+	folded_table_free(&s->folded);
 	mmap_log_free(s->mlog);
 	ksyms_free(s->ksyms);
 	kcaps_free_live(&s->caps);

@@ -87,6 +87,9 @@ struct session {
 	struct location_table locs;
 	/* Stacks by id, as the BPF programs sent them (REC_KERNEL_STACK, REC_USER_STACK). */
 	struct stack_table kstacks, ustacks;
+	/* Folded-stack counts: what the BPF per-CPU slots gave up (REC_FOLDED), and (once the
+	 * hooks are detached) what they held. */
+	struct folded_table folded;
 	struct ksyms *ksyms; /* see session_ksyms() */
 	bool ksyms_failed;
 

@@ -44,3 +44,28 @@ void stacks_free(struct stack_table *t)
 	ktable_free(&t->t);
 	t->dropped = 0;
 }
+
+void folded_table_add(struct folded_table *t, const struct folded_key *key,
+		      const struct folded_value *v)
+{
+	struct folded_entry *e;
+	bool created;
+
+	if (!v->count)
+		return;
+	if (!t->t.entry_size)
+		t->t = KEYED_TABLE(struct folded_entry, sizeof(*key), FOLDED_TABLE_MAX);
+	e = ktable_get(&t->t, key, &created);
+	if (!e) {
+		t->lost += v->count;
+		return;
+	}
+	e->v.count += v->count;
+	e->v.latency_ns += v->latency_ns;
+}
+
+void folded_table_free(struct folded_table *t)
+{
+	ktable_free(&t->t);
+	t->lost = 0;
+}

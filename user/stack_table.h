@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "keyed_table.h"
+#include "../bpf/mmscope.h"
 
 #define STACK_TABLE_MAX (1u << 20)
 
@@ -31,5 +32,26 @@ int stacks_add(struct stack_table *t, uint64_t id, const void *stack, size_t siz
 /* The stack stored under id, or NULL. */
 const void *stacks_find(const struct stack_table *t, uint64_t id);
 void stacks_free(struct stack_table *t);
+
+/*
+ * Folded-stack counts by key: what the BPF per-CPU slots give up (REC_FOLDED records,
+ * bpf/state.bpf.h folded_add()) and, once the hooks are detached, the slots still held. Up
+ * to FOLDED_TABLE_MAX records; the events of records beyond are counted lost.
+ */
+#define FOLDED_TABLE_MAX (1u << 20)
+
+struct folded_entry {
+	struct folded_key key;
+	struct folded_value v;
+};
+
+struct folded_table {
+	struct keyed_table t; /* struct folded_entry by key; set up by the first add */
+	uint64_t lost;	      /* events of records there was no room for */
+};
+
+void folded_table_add(struct folded_table *t, const struct folded_key *key,
+		      const struct folded_value *v);
+void folded_table_free(struct folded_table *t);
 
 #endif

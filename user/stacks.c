@@ -393,54 +393,27 @@ static char *folded_text(const struct stack_frame *f, int n)
 	return b.p;
 }
 
-/* Add each CPU's pending fault stack record (bpf/faults.bpf.h folded_count()) to the folded
- * map: after the hooks are detached, nothing else writes it. The events of a record that does
- * not fit are counted in set->lost. */
-static void flush_folded_pending(struct session *s, struct stack_set *set)
-{
-	int fd = bpf_map__fd(s->skel->maps.folded);
-	struct folded_pending *fp =
-		read_pending(s, s->skel->maps.folded_pending, sizeof(*fp), "stack records");
-
-	if (!fp)
-		return;
-	for (int c = 0; c < s->ncpus; c++) {
-		struct folded_value v = {0};
-
-		if (!fp[c].v.count)
-			continue;
-		bpf_map_lookup_elem(fd, &fp[c].key, &v); /* absent: a new record */
-		v.count += fp[c].v.count;
-		v.latency_ns += fp[c].v.latency_ns;
-		if (bpf_map_update_elem(fd, &fp[c].key, &v, BPF_ANY))
-			set->lost += fp[c].v.count;
-	}
-	free(fp);
-}
-
 int read_stacks(struct session *s, kind_name_fn kind_name, struct stack_set *set)
 {
-	int fd = bpf_map__fd(s->skel->maps.folded), cap = 0, n = 0;
-	struct folded_key key, next, *prev = NULL;
 	static struct frame_list l;
 	struct stack_record *recs = NULL;
-	int err = 0;
+	int err = 0, cap = 0, n = 0;
 
 	memset(set, 0, sizeof(*set));
-	flush_folded_pending(s, set);
+	set->lost = s->folded.lost;
 	if (s->kstacks.dropped || s->ustacks.dropped)
 		warn_msg("%llu stacks beyond the %u kept in memory: their events show no frames",
 			 (unsigned long long)(s->kstacks.dropped + s->ustacks.dropped),
 			 STACK_TABLE_MAX);
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+	for (size_t e = 0; e < s->folded.t.cap; e++) {
+		const struct folded_entry *fe = ktable_at(&s->folded.t, e);
 		struct folded_value v;
 		struct stack_record *r;
 
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &v))
+		if (!fe)
 			continue;
-		key_frames(s, &key, kind_name, &l);
+		v = fe->v;
+		key_frames(s, &fe->key, kind_name, &l);
 		if (n == cap) {
 			int ncap = cap ? cap * 2 : 256;
 			struct stack_record *nr = realloc(recs, (size_t)ncap * sizeof(*nr));

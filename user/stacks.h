@@ -37,7 +37,7 @@ struct stack_set {
 	struct stack_record *recs;
 	int n;
 	uint64_t count, latency_ns; /* totals */
-	uint64_t lost; /* pending records that did not fit in the map (CNT_LOST_FOLDED) */
+	uint64_t lost; /* events of records userspace had no room for (CNT_LOST_FOLDED) */
 };
 typedef void (*kind_name_fn)(uint32_t kind, char *buf, size_t len);
 /* 0, or -ENOMEM (set then holds what was read before). */
