@@ -124,3 +124,20 @@ else
 fi
 kill -INT $HOSTPID 2>/dev/null
 wait $HOSTPID 2>/dev/null
+
+# ---- thousands of distinct stacks: the per-CPU slots hand their counts over, none lost ----
+# Every exec of exec_loop is a new address space, so each of its ~60 faults an image is on a
+# new stack: far more records than the 256 slots a CPU, which send their counts to userspace
+# as others take them, plus what they hold at the end. Oracle: perf stat's page-faults of the
+# same command (the workload and its images, from its exec: what perf itself and its child
+# before the exec fault is under the comm "perf" and left out).
+"$MMSCOPE" faults --folded -o "$TMP/el.folded" -- perf stat -x, -e page-faults -o "$TMP/el.csv" \
+	-- "$WORKLOADS/exec_loop" 100 >/dev/null 2>"$TMP/el.err"
+rc=$?
+elsum=$(awk '!/^perf;/ { s += $NF } END { print s + 0 }' "$TMP/el.folded")
+elpf=$(awk -F, '$3 == "page-faults" {print $1}' "$TMP/el.csv")
+elrecs=$(grep -vc '^perf;' "$TMP/el.folded")
+ok "folded: exec_loop 100: exit 0, nothing lost" "exit $rc: $(one_line "$TMP/el.err")" \
+	[ $rc -eq 0 -a ! -s "$TMP/el.err" ]
+ok "folded: ... its $elrecs lines (thousands of records, new in each image) sum to perf's page-faults (1%)" \
+	"mmscope $elsum, perf '$elpf'" pct_within "$elsum" "${elpf:-0}" 1
