@@ -39,7 +39,7 @@ static int grow(struct keyed_table *t)
 		free(used);
 		return -1;
 	}
-	for (size_t i = 0; i < t->cap; i++) {
+	for (size_t i = 0; t->e && i < t->cap; i++) {
 		size_t j;
 
 		if (!t->used[i])
@@ -64,7 +64,7 @@ void *ktable_get(struct keyed_table *t, const void *key, bool *created)
 	*created = false;
 	if (entry)
 		return entry;
-	if (t->n >= t->max || ((t->n + 1) * 4 > t->cap * 3 && grow(t)))
+	if (t->n >= t->max || ((t->n + 1) * 4 > t->cap * 3 && grow(t)) || !t->e)
 		return NULL;
 	i = place(t, t->e, t->used, t->cap, key);
 	entry = t->e + i * t->entry_size;

@@ -397,14 +397,14 @@ int read_stacks(struct session *s, kind_name_fn kind_name, struct stack_set *set
 {
 	static struct frame_list l;
 	struct stack_record *recs = NULL;
+	uint64_t dropped = s->kstacks.dropped + s->ustacks.dropped;
 	int err = 0, cap = 0, n = 0;
 
 	memset(set, 0, sizeof(*set));
 	set->lost = s->folded.lost;
-	if (s->kstacks.dropped || s->ustacks.dropped)
+	if (dropped)
 		warn_msg("%llu stacks beyond the %u kept in memory: their events show no frames",
-			 (unsigned long long)(s->kstacks.dropped + s->ustacks.dropped),
-			 STACK_TABLE_MAX);
+			 (unsigned long long)dropped, STACK_TABLE_MAX);
 	for (size_t e = 0; e < s->folded.t.cap; e++) {
 		const struct folded_entry *fe = ktable_at(&s->folded.t, e);
 		struct folded_value v;
