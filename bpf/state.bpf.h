@@ -314,8 +314,13 @@ STATE_DECL struct {
 } folded_cache SEC(".maps");
 
 /*
- * User stack ids by (process, address space, the frame-pointer walk's return addresses):
- * see capture_user_stack(). LRU: an evicted entry is only recomputed.
+ * Per CPU: user stack ids by (process, address space, the frame-pointer walk's depth and
+ * return addresses), by hash of that key: see capture_user_stack(). A CPU takes a loop's
+ * events in a row from one stack, and a process's stacks of the moment fit its slots; a
+ * slot another stack took is only recomputed. (An LRU hash shared by the CPUs cost a lookup
+ * per event and an insert of ~300 ns per new stack, which an exec loop has at nearly every
+ * fault.) busy is set while a program reads or writes the slot: a program that interrupts
+ * it (an invalidation's, in an IPI) computes its stack instead of seeing half a write.
  */
 struct ustack_cache_key {
 	__u32 tgid;
@@ -324,32 +329,36 @@ struct ustack_cache_key {
 	__u64 walk_hash;
 };
 
-STATE_DECL struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct ustack_cache_key);
-	__type(value, __u64);
-} ustack_cache SEC(".maps");
-
-/*
- * Per CPU: the last user stack looked up in ustack_cache and its id. A CPU takes one loop's
- * events in a row, from one stack: the LRU lookup (a hash of the key, a bucket walk, and the
- * LRU's reference mark) is then skipped. busy is set while a program reads or writes it, so
- * that a program that interrupts it (an invalidation's program in an IPI) goes to
- * ustack_cache instead of seeing half a write.
- */
-struct ustack_last {
+struct ustack_slot {
 	struct ustack_cache_key key;
-	__u64 id;
+	__u64 id; /* 0: empty */
 	__u64 busy;
 };
 
+#define USTACK_CACHE_BITS 9
+
 STATE_DECL struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 1 << USTACK_CACHE_BITS);
 	__type(key, __u32);
-	__type(value, struct ustack_last);
-} ustack_last SEC(".maps");
+	__type(value, struct ustack_slot);
+} ustack_cache SEC(".maps");
+
+/* Whether two keys of n bytes (whole 8-byte words, no padding) are equal: the per-CPU pending
+ * slots' test that the next event has the same key. */
+_Static_assert(sizeof(struct fault_location_key) == 24 && sizeof(struct folded_key) == 40 &&
+		       sizeof(struct ustack_cache_key) == 24,
+	       "per-CPU slot keys: whole words, no padding");
+
+static __always_inline bool key_words_eq(const void *a, const void *b, __u32 n)
+{
+	const __u64 *x = a, *y = b;
+
+	for (__u32 i = 0; i < n / sizeof(__u64); i++)
+		if (x[i] != y[i])
+			return false;
+	return true;
+}
 
 /*
  * The kernel stack id of a user-mode fault's entry path, per CPU, [0] data and [1] instruction
@@ -650,28 +659,26 @@ static __always_inline __u32 user_fp_walk(struct stack_scratch *sc, __u64 *hash)
 	return n;
 }
 
-/* Remember key's stack id in this CPU's ustack_last (NULL: not this time). */
-static __always_inline void ustack_last_set(struct ustack_last *last,
+/* Remember key's stack id in its slot (NULL: not this time). */
+static __always_inline void ustack_slot_set(struct ustack_slot *slot,
 					    const struct ustack_cache_key *key, __u64 id)
 {
-	if (!last || last->busy)
+	if (!slot || slot->busy)
 		return;
-	last->busy = 1;
+	slot->busy = 1;
 	barrier();
-	last->key = *key;
-	last->id = id;
+	slot->key = *key;
+	slot->id = id;
 	barrier();
-	last->busy = 0;
+	slot->busy = 0;
 }
 
 static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch *sc, __u32 tgid)
 {
 	struct ustack_cache_key key = {.tgid = tgid};
-	struct ustack_last *last;
-	__u64 *cached, id;
-	__u32 zero = 0;
-	__u64 image;
-	__u32 n, kn;
+	struct ustack_slot *slot;
+	__u64 image, id;
+	__u32 n, kn, idx;
 	long len;
 
 	/* The depth goes through map memory, which the verifier does not track: as the walk's
@@ -684,27 +691,19 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 		return kernel_user_stack(ctx, sc);
 	key.depth = n;
 	key.mm = current_mm();
-	last = bpf_map_lookup_elem(&ustack_last, &zero);
-	if (last && !last->busy) {
-		last->busy = 1;
+	idx = (__u32)(((key.walk_hash ^ ((__u64)tgid << 32)) * 0x9e3779b97f4a7c15ULL) >>
+		      (64 - USTACK_CACHE_BITS));
+	slot = bpf_map_lookup_elem(&ustack_cache, &idx);
+	if (slot && !slot->busy) {
+		slot->busy = 1;
 		barrier();
-		if (last->id && last->key.walk_hash == key.walk_hash && last->key.mm == key.mm &&
-		    last->key.tgid == key.tgid && last->key.depth == key.depth)
-			id = last->id;
-		else
-			id = 0;
+		id = slot->id && key_words_eq(&slot->key, &key, sizeof(key)) ? slot->id : 0;
 		barrier();
-		last->busy = 0;
+		slot->busy = 0;
 		if (id)
 			return id;
 	} else {
-		last = NULL; /* interrupted its owner: leave it alone */
-	}
-	cached = bpf_map_lookup_elem(&ustack_cache, &key);
-	if (cached) {
-		id = *cached;
-		ustack_last_set(last, &key, id);
-		return id;
+		slot = NULL; /* interrupted its owner: leave it alone */
 	}
 	/*
 	 * Once per distinct stack: compare with the kernel's walk, then the build IDs. Both of
@@ -737,10 +736,8 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 			sc->u.f[i].offset_or_ip = sc->walk[i];
 		}
 		id = store_user_stack(sc, n);
-		if (id) {
-			bpf_map_update_elem(&ustack_cache, &key, &id, BPF_ANY);
-			ustack_last_set(last, &key, id);
-		}
+		if (id)
+			ustack_slot_set(slot, &key, id);
 		return id;
 	}
 	len = bpf_get_stack(ctx, sc->u.f, n * sizeof(struct user_frame),
@@ -750,10 +747,8 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 	if ((__u32)len / sizeof(struct user_frame) < n)
 		n = (__u32)len / sizeof(struct user_frame);
 	id = store_user_stack(sc, n);
-	if (id) {
-		bpf_map_update_elem(&ustack_cache, &key, &id, BPF_ANY);
-		ustack_last_set(last, &key, id);
-	}
+	if (id)
+		ustack_slot_set(slot, &key, id);
 	return id;
 }
 #else
@@ -799,21 +794,6 @@ static __always_inline void capture_stacks_of(void *ctx, bool user_fault, bool e
 static __always_inline void capture_stacks(void *ctx, __u64 *kid, __u64 *uid)
 {
 	capture_stacks_of(ctx, false, false, kid, uid);
-}
-
-/* Whether two keys of n bytes (whole 8-byte words, no padding) are equal: the per-CPU pending
- * slots' test that the next event has the same key. */
-_Static_assert(sizeof(struct fault_location_key) == 24 && sizeof(struct folded_key) == 40,
-	       "per-CPU slot keys: whole words, no padding");
-
-static __always_inline bool key_words_eq(const void *a, const void *b, __u32 n)
-{
-	const __u64 *x = a, *y = b;
-
-	for (__u32 i = 0; i < n / sizeof(__u64); i++)
-		if (x[i] != y[i])
-			return false;
-	return true;
 }
 
 static __always_inline void hist_bump(__u64 *slots, __u64 value)
