@@ -511,6 +511,8 @@ static void configure(struct session *s)
 	}
 	if (!s->cfg.locations)
 		bpf_map__set_max_entries(sk->maps.location_cache, 1);
+	if (!s->cfg.stacks && !s->cfg.tlb_stacks && !s->cfg.locations)
+		bpf_map__set_max_entries(sk->maps.records, (__u32)sysconf(_SC_PAGESIZE));
 	if (!s->cfg.procs)
 		bpf_map__set_max_entries(sk->maps.procs, 1);
 	if (!s->cfg.tlb_detail) {

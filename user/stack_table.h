@@ -14,7 +14,8 @@
 #include "keyed_table.h"
 #include "../bpf/mmscope.h"
 
-#define STACK_TABLE_MAX (1u << 20)
+/* 2^18 stacks: up to ~190 MB at the deepest user stacks, ~80 MB at typical ones. */
+#define STACK_TABLE_MAX (1u << 18)
 
 struct stack_table {
 	struct keyed_table t; /* struct stack_entry by id; set up by the first add */
