@@ -173,7 +173,9 @@ def main():
         if len(m) >= len(maps_best):
             maps_best = m
         now = time.monotonic()
-        if p and now - last_tool >= 1.0:
+        # Names come from bpftool, once a second, and at once for programs new since: a
+        # run shorter than a second after its first program loaded had unnamed ones.
+        if p and (now - last_tool >= 1.0 or any(i not in names for i in p)):
             last_tool = now
             tp = bpftool_json(a.bpftool, "prog")
             tm = bpftool_json(a.bpftool, "map")
