@@ -333,6 +333,21 @@ enum mm_record_type {
 	REC_KERNEL_STACK = 4, /* struct stack_header, then a struct kernel_stack's nr frames */
 	REC_USER_STACK = 5,   /* struct stack_header, then a struct user_stack's nr frames */
 	REC_FOLDED = 6,	      /* struct folded_record: counts of a folded stack */
+	REC_FORK = 7,	      /* struct fork_record: a process forked from a recorded image */
+};
+
+/*
+ * A process forked by one whose image's mappings userspace has from the kernel's mmap records
+ * (bpf/state.bpf.c fork_image()): its image is named by (tgid, ns), its mappings are its
+ * parent image's up to ns and its own records after (user/mmap_log.c mmap_log_fork()).
+ */
+struct fork_record {
+	__u32 type; /* REC_FORK */
+	__u32 tgid;
+	__u64 ns; /* the fork (CLOCK_MONOTONIC) */
+	__u32 parent_tgid;
+	__u32 pad;
+	__u64 parent_ns; /* with parent_tgid, names the parent's image */
 };
 
 /*

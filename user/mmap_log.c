@@ -34,6 +34,8 @@ struct mlog_ent {
 struct mlog_exec {
 	uint64_t ns;
 	uint32_t tgid;
+	uint32_t parent_tgid; /* a fork's (REC_FORK): 0 for an exec */
+	uint64_t parent_ns;
 };
 
 struct mmap_log {
@@ -172,7 +174,7 @@ void mmap_log_consume(struct mmap_log *l)
 		perf_buffer__consume(l->pb);
 }
 
-void mmap_log_exec(struct mmap_log *l, uint32_t tgid, uint64_t ns)
+static void add_image(struct mmap_log *l, struct mlog_exec x)
 {
 	if (!l)
 		return;
@@ -187,7 +189,22 @@ void mmap_log_exec(struct mmap_log *l, uint32_t tgid, uint64_t ns)
 		l->execs = x;
 		l->capexec = cap;
 	}
-	l->execs[l->nexec++] = (struct mlog_exec){.ns = ns, .tgid = tgid};
+	l->execs[l->nexec++] = x;
+}
+
+void mmap_log_exec(struct mmap_log *l, uint32_t tgid, uint64_t ns)
+{
+	add_image(l, (struct mlog_exec){.ns = ns, .tgid = tgid});
+}
+
+void mmap_log_fork(struct mmap_log *l, uint32_t tgid, uint64_t ns, uint32_t parent_tgid,
+		   uint64_t parent_ns)
+{
+	if (parent_tgid)
+		add_image(l, (struct mlog_exec){.ns = ns,
+						.tgid = tgid,
+						.parent_tgid = parent_tgid,
+						.parent_ns = parent_ns});
 }
 
 uint64_t mmap_log_lost(const struct mmap_log *l)
@@ -204,13 +221,35 @@ static int cmp_ent(const void *a, const void *b)
 	return (x->ns > y->ns) - (x->ns < y->ns);
 }
 
-/* The mapping of ip in the image whose exec hook record is at t_exec (see above), or NULL. */
-static const struct mlog_ent *find_in_image(const struct mmap_log *l, size_t lo, uint32_t tgid,
-					    uint64_t t_exec, uint64_t ip)
+/* The first record of process tgid (sorted by process, then time). */
+static size_t first_of(const struct mmap_log *l, uint32_t tgid)
 {
+	size_t lo = 0, hi = l->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->ents[mid].pid < tgid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * The last mapping of ip that process tgid made in [from, to), where from is the image's
+ * start: its exec's COMM record (the last at or before t_exec, when from_comm), or t_exec
+ * itself (a fork's). to is the process's next exec, or upto if earlier. NULL when none.
+ */
+static const struct mlog_ent *find_in_image(const struct mmap_log *l, uint32_t tgid,
+					    uint64_t t_exec, bool from_comm, uint64_t upto,
+					    uint64_t ip)
+{
+	size_t lo = first_of(l, tgid);
 	const struct mlog_ent *best = NULL;
-	uint64_t from = 0, to = UINT64_MAX;
-	bool found_start = false;
+	uint64_t from = from_comm ? 0 : t_exec, to = upto;
+	bool found_start = !from_comm;
 
 	/* Its span: from the COMM record of its exec to the next exec's. */
 	for (size_t i = lo; i < l->n && l->ents[i].pid == tgid; i++) {
@@ -218,10 +257,10 @@ static const struct mlog_ent *find_in_image(const struct mmap_log *l, size_t lo,
 
 		if (e->kind != ENT_EXEC)
 			continue;
-		if (e->ns <= t_exec) {
+		if (from_comm && e->ns <= t_exec) {
 			from = e->ns;
 			found_start = true;
-		} else if (e->ns < to) {
+		} else if (e->ns > t_exec && e->ns < to) {
 			to = e->ns;
 		}
 	}
@@ -237,36 +276,46 @@ static const struct mlog_ent *find_in_image(const struct mmap_log *l, size_t lo,
 	return best && best->path ? best : NULL;
 }
 
+static const struct mlog_exec *image_of(const struct mmap_log *l, uint32_t tgid, uint64_t ns)
+{
+	for (size_t x = 0; x < l->nexec; x++)
+		if (l->execs[x].tgid == tgid && l->execs[x].ns == ns)
+			return &l->execs[x];
+	return NULL;
+}
+
+/* A fork's image goes on into its parent's, up to the fork; a chain of forks is followed
+ * this deep at most. */
+#define MMAP_LOG_FORK_DEPTH 16
+
 bool mmap_log_find(struct mmap_log *l, uint32_t tgid, uint64_t exec_ns, uint64_t ip,
 		   struct mmap_hit *hit)
 {
-	const struct mlog_ent *e;
-	bool known = false;
-	size_t lo = 0, hi;
+	const struct mlog_ent *e = NULL;
+	uint64_t upto = UINT64_MAX;
 
 	memset(hit, 0, sizeof(*hit));
 	if (!l)
-		return false;
-	/* The image: the exec hook's record of it (it was sent: the BPF side named it). */
-	for (size_t x = 0; x < l->nexec && !known; x++)
-		known = l->execs[x].tgid == tgid && l->execs[x].ns == exec_ns;
-	if (!known)
 		return false;
 	if (!l->sorted) {
 		qsort(l->ents, l->n, sizeof(*l->ents), cmp_ent);
 		l->sorted = true;
 	}
-	/* The process's records: the first with pid >= tgid. */
-	hi = l->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	/* The image: the exec (or fork) hook's record of it (it was sent: the BPF side named
+	 * it). */
+	for (int depth = 0; !e && depth < MMAP_LOG_FORK_DEPTH; depth++) {
+		const struct mlog_exec *x = image_of(l, tgid, exec_ns);
 
-		if (l->ents[mid].pid < tgid)
-			lo = mid + 1;
-		else
-			hi = mid;
+		if (!x)
+			return false;
+		e = find_in_image(l, tgid, exec_ns, !x->parent_tgid, upto, ip);
+		if (!x->parent_tgid)
+			break;
+		/* Not mapped by the child since the fork: the parent's, made before it. */
+		upto = x->ns;
+		tgid = x->parent_tgid;
+		exec_ns = x->parent_ns;
 	}
-	e = find_in_image(l, lo, tgid, exec_ns, ip);
 	if (!e)
 		return false;
 	hit->path = e->path;

@@ -24,6 +24,11 @@ void mmap_log_consume(struct mmap_log *l);
 /* An exec seen by the exec hook (REC_EXEC) at ns, of an image whose locations and stacks are
  * named by (tgid, ns). */
 void mmap_log_exec(struct mmap_log *l, uint32_t tgid, uint64_t ns);
+/* A process forked at ns by process parent_tgid's image (parent_tgid, parent_ns) (REC_FORK):
+ * its image is named by (tgid, ns), and holds the parent's mappings made before ns and its
+ * own made after. */
+void mmap_log_fork(struct mmap_log *l, uint32_t tgid, uint64_t ns, uint32_t parent_tgid,
+		   uint64_t parent_ns);
 /* Records lost by the kernel (a full buffer) or dropped here (the log's cap). */
 uint64_t mmap_log_lost(const struct mmap_log *l);
 

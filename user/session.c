@@ -657,6 +657,12 @@ static int on_record(void *ctx, void *data, size_t size)
 		locations_add(&s->locs, &((const struct location_record *)data)->slot);
 		return 0;
 	}
+	if (size >= sizeof(struct fork_record) && r->type == REC_FORK) {
+		const struct fork_record *f = data;
+
+		mmap_log_fork(s->mlog, f->tgid, f->ns, f->parent_tgid, f->parent_ns);
+		return 0;
+	}
 	if (size >= sizeof(struct folded_record) && r->type == REC_FOLDED) {
 		const struct folded_record *f = data;
 

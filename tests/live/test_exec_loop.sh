@@ -130,3 +130,36 @@ rc=$?
 n=$(awk '/;main;touch_anon_pages;/ {s += $NF} END {print s + 0}' "$TMP/l.folded" 2>/dev/null)
 ok "exec_loop stacks: exit 0" "exit $rc: $(one_line "$TMP/lf.err")" [ $rc -eq 0 ]
 ok "exec_loop stacks: main;touch_anon_pages holds the $want touch faults" "${n:-?}" [ "${n:-0}" = "$want" ]
+
+# ---- forked children: their address space is a copy of their parent's image ----
+# fork_exec -n 20: each child faults (copy-on-write) in its parent's code and libraries before
+# its exec. Those locations are the parent image's, known from its mmap records up to the
+# fork (bpf/state.bpf.c fork_image(), user/mmap_log.c): no build-ID read per new location of
+# each child (285 irq_work interrupts on this run before, ~15 a child). Oracles: the kernel's
+# interrupt counts, and the workload's code: each round's fork returns into fork_exec_round()
+# and __fork() of libc in both processes, whose first writes to the stack copy it.
+FE="$WORKLOADS/fork_exec"
+i0=$(iwi)
+"$MMSCOPE" faults --json --top 200 -o "$TMP/fe.json" -- "$FE" -n 20 >"$TMP/fe.out" 2>"$TMP/fe.err"
+rc=$?
+i1=$(iwi)
+ok "fork_exec locations: exit 0" "exit $rc: $(one_line "$TMP/fe.err")" [ $rc -eq 0 ]
+read -r round forks unknown method < <(python3 - "$TMP/fe.json" <<'PY'
+import json, sys
+f = json.loads([l for l in open(sys.argv[1]) if l.strip()][-1])["faults"]
+rows = f["top_locations"]
+print(sum(r["count"] for r in rows if r["symbol"] == "fork_exec_round" and r["dso"].endswith("/fork_exec")),
+      sum(r["count"] for r in rows if r["symbol"] == "__fork" and "/libc" in r["dso"]),
+      sum(r["count"] for r in rows if r["dso"] == "[unknown]"),
+      "pairing" if (f["latency_method"] or "").startswith("pairing") else "calls")
+PY
+)
+ok "fork_exec locations: fork_exec_round (fork_exec) and __fork (libc) hold >= 20 faults each" \
+	"fork_exec_round ${round:-?}, __fork ${forks:-?}" [ "${round:-0}" -ge 20 -a "${forks:-0}" -ge 20 ]
+ok "fork_exec locations: no fault at a location in an unknown file" "${unknown:-?}" [ "${unknown:-1}" = 0 ]
+if [ "$method" = pairing ] && [ -n "$i0" ]; then
+	ok "fork_exec locations: no build-ID read per child (irq_work interrupts <= 10 for 20 rounds)" \
+		"$((i1 - i0)) for 20 rounds" [ $((i1 - i0)) -le 10 ]
+else
+	skip "fork_exec locations: irq_work count (latency method '$method', or no IWI line)"
+fi
