@@ -561,6 +561,10 @@ static unsigned int wanted_events(const struct session *s)
 	if (s->cfg.stacks || s->cfg.tlb_stacks || s->cfg.locations || s->cfg.procs ||
 	    (s->cfg.events & (1u << EV_SWITCH)))
 		w |= 1u << EV_TASK_EXEC;
+	/* fork: a child of an image named from the mmap records is named from them too
+	 * (bpf/state.bpf.c fork_image()), host-wide as well */
+	if (s->cfg.stacks || s->cfg.tlb_stacks || s->cfg.locations)
+		w |= 1u << EV_TASK_FORK;
 	return w;
 }
 
