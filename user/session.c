@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/membarrier.h>
 #include <linux/perf_event.h>
 #include <dirent.h>
 #include <poll.h>
@@ -436,8 +437,11 @@ static int attach_point(struct session *s, const struct hook_candidate *c,
  */
 static int attach_order(int k)
 {
+	/* A switch's CR3 load (bpf/switch.bpf.c) is matched to the switch classified just
+	 * before it on its CPU, and one with no switch before it is ignored: its hook goes
+	 * first, so that no switch is counted without it (see detach_links()). */
 	static const enum mm_event_id first[] = {EV_TASK_FORK, EV_TASK_EXIT, EV_TASK_EXEC,
-						 EV_TASK_FREE};
+						 EV_TASK_FREE, EV_SWITCH_FLUSH};
 	const int nfirst = (int)(sizeof(first) / sizeof(first[0]));
 	int e = 0;
 
@@ -445,12 +449,41 @@ static int attach_order(int k)
 		return first[k];
 	/* Then every other event in its catalog order. */
 	for (k -= nfirst;; e++) {
-		if (e == EV_TASK_FORK || e == EV_TASK_EXIT || e == EV_TASK_EXEC ||
-		    e == EV_TASK_FREE)
-			continue;
-		if (k-- == 0)
+		bool listed = false;
+
+		for (int i = 0; i < nfirst; i++)
+			listed |= e == (int)first[i];
+		if (!listed && k-- == 0)
 			return e;
 	}
+}
+
+/* Wait for every CPU to leave the tracepoint probes it is running: an RCU grace period. */
+static void grace_period(void)
+{
+	/* MEMBARRIER_CMD_GLOBAL is synchronize_rcu() (refused on nohz_full kernels). */
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
+		usleep(20000);
+}
+
+/*
+ * Detach the hooks, in the order they were attached, but the switch CR3-load hook last, a
+ * grace period after the switch hook: a program still running for a switch when its hook
+ * goes (unregistering a tracepoint probe does not wait for it) must still find the hook of
+ * that switch's CR3 load (test_switch saw one mm change without its CR3 load in a CI run).
+ */
+static void detach_links(struct session *s)
+{
+	for (int i = 0; i < s->nlinks; i++)
+		if (i < s->flush_from || i >= s->flush_to)
+			bpf_link__destroy(s->links[i]);
+	if (s->flush_from < s->flush_to) {
+		grace_period();
+		for (int i = s->flush_from; i < s->flush_to; i++)
+			bpf_link__destroy(s->links[i]);
+	}
+	s->nlinks = 0;
+	s->flush_from = s->flush_to = 0;
 }
 
 /* Whether the run resolves exec'ed images from the kernel's mmap records (see session_open). */
@@ -721,9 +754,7 @@ static void take_due_snapshots(struct session *s, uint64_t budget_ns)
 
 static void detach_all(struct session *s)
 {
-	for (int i = 0; i < s->nlinks; i++)
-		bpf_link__destroy(s->links[i]);
-	s->nlinks = 0;
+	detach_links(s);
 	for (int i = 0; i < s->ncounters; i++)
 		close(s->counters[i].fd);
 	s->ncounters = 0;
@@ -1034,6 +1065,8 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 			const struct hook_candidate *c =
 				selection_chosen(&s->sel, (enum mm_event_id)e);
 
+			if (e == EV_SWITCH_FLUSH)
+				s->flush_from = s->nlinks;
 			for (int i = 0; c && i < HOOK_MAX_POINTS && c->points[i].target; i++) {
 				err = attach_point(s, c, &c->points[i]);
 				if (err) {
@@ -1050,6 +1083,8 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 					break;
 				}
 			}
+			if (e == EV_SWITCH_FLUSH)
+				s->flush_to = s->nlinks;
 		}
 		if (!failed_c)
 			break;
@@ -1330,9 +1365,7 @@ int session_run(struct session *s, interval_fn on_interval)
 	s->stopped_by_signal = stop_requested;
 	/* Detach every hook before reading anything: the maps then hold one consistent
 	 * snapshot (per-process rows add up to the totals), and the run's cost ends here. */
-	for (int i = 0; i < s->nlinks; i++)
-		bpf_link__destroy(s->links[i]);
-	s->nlinks = 0;
+	detach_links(s);
 	collect_open_faults(s);
 	if (s->rb)
 		ring_buffer__consume(s->rb);

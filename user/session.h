@@ -54,6 +54,8 @@ struct session {
 	struct selection sel;
 	struct bpf_link **links;
 	int nlinks, caplinks;
+	/* links[flush_from, flush_to): the switch CR3-load hook's (see detach_links()) */
+	int flush_from, flush_to;
 	/* Kernel-counted events standing in for programs (HM_PERF_COUNT): summed by
 	 * session_read_stats() into counter c[counter], per CPU where cpu >= 0. */
 	struct perf_counter {
