@@ -33,8 +33,11 @@ TARGET=$TPID
 in_sleep() { case $(cut -d' ' -f1 "/proc/$1/syscall" 2>/dev/null) in 230 | 35) return 0 ;; esac; return 1; }
 for _ in $(seq 250); do in_sleep $TPID && break; sleep 0.02; done
 kill -STOP $TPID
-# Stopped there, the sleep is interrupted and shows as restart_syscall (219), which resumes
-# the same sleep on SIGCONT (the CI saw it in one run of ten).
+# Until the stop has taken effect the task runs ("running" in /proc/PID/syscall); stopped
+# there, its sleep may show as restart_syscall (219), which resumes the same sleep on SIGCONT
+# (the CI saw both: the test skipped itself in two runs).
+stopped() { [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" = T ]; }
+for _ in $(seq 50); do stopped $TPID && break; sleep 0.02; done
 stopped_in_sleep() { in_sleep "$1" || [ "$(cut -d' ' -f1 "/proc/$1/syscall" 2>/dev/null)" = 219 ]; }
 if ! stopped_in_sleep $TPID; then
 	kill -CONT $TPID
