@@ -79,7 +79,58 @@ static __always_inline void track_exit(struct task_struct *task)
 	}
 }
 
-static __always_inline void fork_image(struct task_struct *parent, struct task_struct *child);
+/* Whether task t opens a path as mmscope does: same mount namespace and root. */
+static __always_inline bool sees_our_files(struct task_struct *t)
+{
+	struct dentry *root = BPF_CORE_READ(t, fs, root.dentry);
+
+	return own_mnt_ns && BPF_CORE_READ(t, nsproxy, mnt_ns, ns.inum) == own_mnt_ns &&
+	       BPF_CORE_READ(root, d_inode, i_ino) == own_root_ino &&
+	       BPF_CORE_READ(root, d_sb, s_dev) == own_root_dev;
+}
+
+/*
+ * A process forked by one whose image userspace has the mmap records of: the child's address
+ * space is a copy of the parent's, so its user frames are named by its own image, whose
+ * mappings are the parent image's up to the fork and its own records after (REC_FORK;
+ * user/mmap_log.c), with no build-ID reads (on fork_exec ~15 a round, each an irq_work and
+ * ~13 us with interrupts off). Not a thread or a child that shares the parent's address
+ * space (vfork), nor one that sees other files under the records' paths.
+ */
+static __always_inline void fork_image(struct task_struct *parent, struct task_struct *child)
+{
+	__u64 parent_mm = (__u64)BPF_CORE_READ(parent, mm), mm = (__u64)BPF_CORE_READ(child, mm);
+	__u32 parent_tgid = BPF_CORE_READ(parent, tgid), tgid = BPF_CORE_READ(child, tgid);
+	struct exec_image *parent_im, im = {.tgid = tgid};
+	struct fork_record *r;
+
+	if (!mmap_records_on || (!collect_stacks && !collect_tlb_stacks && !collect_locations))
+		return;
+	if (tgid == parent_tgid || !mm || mm == parent_mm ||
+	    !trace_allowed(bpf_get_current_pid_tgid()))
+		return;
+	parent_im = bpf_map_lookup_elem(&exec_images, &parent_mm);
+	if (!parent_im || parent_im->tgid != parent_tgid || !sees_our_files(child))
+		return;
+	r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
+	if (!r) {
+		count_lost(CNT_LOST_RINGBUF);
+		return;
+	}
+	im.ns = bpf_ktime_get_ns();
+	r->type = REC_FORK;
+	r->tgid = tgid;
+	r->ns = im.ns;
+	r->parent_tgid = parent_tgid;
+	r->pad = 0;
+	r->parent_ns = parent_im->ns;
+	if (bpf_map_update_elem(&exec_images, &mm, &im, BPF_ANY)) {
+		bpf_ringbuf_discard(r, 0);
+		return;
+	}
+	__sync_fetch_and_add(&exec_gen, 1); /* after the update: see image_cache */
+	bpf_ringbuf_submit(r, lazy_wakeup());
+}
 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(fork_btf, struct task_struct *parent, struct task_struct *child)
@@ -181,16 +232,6 @@ int BPF_PROG(exit_raw, struct task_struct *task)
  * A traced process exec'ed: tell userspace the new image's path while the process is alive,
  * so its symbols can be read even if it exits before the run ends.
  */
-/* Whether task t opens a path as mmscope does: same mount namespace and root. */
-static __always_inline bool sees_our_files(struct task_struct *t)
-{
-	struct dentry *root = BPF_CORE_READ(t, fs, root.dentry);
-
-	return own_mnt_ns && BPF_CORE_READ(t, nsproxy, mnt_ns, ns.inum) == own_mnt_ns &&
-	       BPF_CORE_READ(root, d_inode, i_ino) == own_root_ino &&
-	       BPF_CORE_READ(root, d_sb, s_dev) == own_root_dev;
-}
-
 static __always_inline void emit_exec(const char *filename)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -226,49 +267,6 @@ static __always_inline void emit_exec(const char *filename)
 	/* A recorded image is not urgent (the wakeup was ~27 us of this program's ~29 us an
 	 * exec on the benchmark VM). Unrecorded images want their maps now. */
 	bpf_ringbuf_submit(r, r->recorded ? lazy_wakeup() : 0);
-}
-
-/*
- * A process forked by one whose image userspace has the mmap records of: the child's address
- * space is a copy of the parent's, so its user frames are named by its own image, whose
- * mappings are the parent image's up to the fork and its own records after (REC_FORK;
- * user/mmap_log.c), with no build-ID reads (on fork_exec ~15 a round, each an irq_work and
- * ~13 us with interrupts off). Not a thread or a child that shares the parent's address
- * space (vfork), nor one that sees other files under the records' paths.
- */
-static __always_inline void fork_image(struct task_struct *parent, struct task_struct *child)
-{
-	__u64 parent_mm = (__u64)BPF_CORE_READ(parent, mm), mm = (__u64)BPF_CORE_READ(child, mm);
-	__u32 parent_tgid = BPF_CORE_READ(parent, tgid), tgid = BPF_CORE_READ(child, tgid);
-	struct exec_image *parent_im, im = {.tgid = tgid};
-	struct fork_record *r;
-
-	if (!mmap_records_on || (!collect_stacks && !collect_tlb_stacks && !collect_locations))
-		return;
-	if (tgid == parent_tgid || !mm || mm == parent_mm ||
-	    !trace_allowed(bpf_get_current_pid_tgid()))
-		return;
-	parent_im = bpf_map_lookup_elem(&exec_images, &parent_mm);
-	if (!parent_im || parent_im->tgid != parent_tgid || !sees_our_files(child))
-		return;
-	r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
-	if (!r) {
-		count_lost(CNT_LOST_RINGBUF);
-		return;
-	}
-	im.ns = bpf_ktime_get_ns();
-	r->type = REC_FORK;
-	r->tgid = tgid;
-	r->ns = im.ns;
-	r->parent_tgid = parent_tgid;
-	r->pad = 0;
-	r->parent_ns = parent_im->ns;
-	if (bpf_map_update_elem(&exec_images, &mm, &im, BPF_ANY)) {
-		bpf_ringbuf_discard(r, 0);
-		return;
-	}
-	__sync_fetch_and_add(&exec_gen, 1); /* after the update: see image_cache */
-	bpf_ringbuf_submit(r, lazy_wakeup());
 }
 
 /*

@@ -756,18 +756,12 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 	if (n > 1) {
 		len = bpf_get_stack(ctx, sc->kwalk, n * sizeof(__u64), BPF_F_USER_STACK);
 		kn = len > 0 ? (__u32)len / sizeof(__u64) : 0;
-		bool same = true;
-
 		for (__u32 i = 0; i < USER_STACK_DEPTH; i++) {
 			if (i >= n)
 				break;
-			if (i >= kn || sc->kwalk[i] != sc->walk[i]) {
-				same = false;
-				break;
-			}
+			if (i >= kn || sc->kwalk[i] != sc->walk[i])
+				return kernel_user_stack(ctx, sc);
 		}
-		if (!same)
-			return kernel_user_stack(ctx, sc);
 		n = depth_read_back(&sc->nwalk, USER_STACK_DEPTH);
 	}
 	/* An image whose mappings userspace has from the kernel's mmap records: raw addresses,

@@ -100,6 +100,15 @@ ok "exec_loop: a command killed by SIGKILL gives 137" "exit $mrc: $(head -c 200 
 # wakeup (16-21 on this run before, 2-4 since). A count, not a timing: the cost
 # itself is in `make bench`.
 iwi() { awk '/IWI/ {s = 0; for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) s += $i; print s}' /proc/interrupts; }
+# irq_work_at_most MAX LABEL WHAT: the irq_work interrupts between $i0 and $i1 are <= MAX, where
+# the fault-entry hooks read the build IDs ($method pairing: interrupts off); else a skip.
+irq_work_at_most() {
+	if [ "$method" = pairing ] && [ -n "$i0" ]; then
+		ok "$2 (irq_work interrupts <= $1 for $3)" "$((i1 - i0)) for $3" [ $((i1 - i0)) -le "$1" ]
+	else
+		skip "$2: irq_work count (latency method '$method', or no IWI line)"
+	fi
+}
 i0=$(iwi)
 "$MMSCOPE" faults --json --top 200 -o "$TMP/l.json" -- "$EL" 50 --touch 10 >"$TMP/l.out" 2>"$TMP/l.err"
 rc=$?
@@ -117,12 +126,7 @@ PY
 )
 ok "exec_loop locations: touch_anon_pages holds the $want touch faults" "${touch:-?}" [ "${touch:-0}" = "$want" ]
 ok "exec_loop locations: no fault at a location in an unknown file" "${unknown:-?}" [ "${unknown:-1}" = 0 ]
-if [ "$method" = pairing ] && [ -n "$i0" ]; then
-	ok "exec_loop locations: no build-ID read or wakeup per exec (irq_work interrupts <= 10 for 50)" \
-		"$((i1 - i0)) for 50 execs" [ $((i1 - i0)) -le 10 ]
-else
-	skip "exec_loop locations: irq_work count (latency method '$method', or no IWI line)"
-fi
+irq_work_at_most 10 "exec_loop locations: no build-ID read or wakeup per exec" "50 execs"
 # The same images' stacks: touch_anon_pages's stack holds the 500 touch faults (the images'
 # frames also come from the mmap records: raw addresses, no build-ID read per new stack).
 "$MMSCOPE" faults --folded -o "$TMP/l.folded" -- "$EL" 50 --touch 10 >/dev/null 2>"$TMP/lf.err"
@@ -157,9 +161,4 @@ PY
 ok "fork_exec locations: fork_exec_round (fork_exec) and __fork (libc) hold >= 20 faults each" \
 	"fork_exec_round ${round:-?}, __fork ${forks:-?}" [ "${round:-0}" -ge 20 -a "${forks:-0}" -ge 20 ]
 ok "fork_exec locations: no fault at a location in an unknown file" "${unknown:-?}" [ "${unknown:-1}" = 0 ]
-if [ "$method" = pairing ] && [ -n "$i0" ]; then
-	ok "fork_exec locations: no build-ID read per child (irq_work interrupts <= 10 for 20 rounds)" \
-		"$((i1 - i0)) for 20 rounds" [ $((i1 - i0)) -le 10 ]
-else
-	skip "fork_exec locations: irq_work count (latency method '$method', or no IWI line)"
-fi
+irq_work_at_most 10 "fork_exec locations: no build-ID read per child" "20 rounds"
