@@ -71,12 +71,12 @@ struct {
 #define FAULT_FLAG_TRIED       0x20
 #define FAULT_FLAG_INSTRUCTION 0x100
 
-/* Per CPU: the process counted last and its pending counts (procs_pending: faults, not serve). */
+/* Per CPU: the processes counting faults and their pending counts (procs_pending: not serve). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, PROC_SLOTS);
 	__type(key, __u32);
-	__type(value, struct proc_pending);
+	__type(value, struct proc_slot);
 } proc_pending SEC(".maps");
 
 /* The counters of a process row one fault event adds one to (bits of enum proc_counter). */
@@ -94,71 +94,20 @@ static __always_inline __u32 proc_counters_of(__u32 cls, bool completion)
 	return m;
 }
 
-/* Add the pending counts to their process's row. */
-static __always_inline void proc_flush(struct proc_pending *pp)
-{
-	struct proc_faults *p;
-
-	if (!pp->valid)
-		return;
-	pp->valid = 0;
-	p = bpf_map_lookup_elem(&procs, &pp->tgid); /* rows are not deleted while pending */
-	if (!p)
-		count_lost_n(CNT_LOST_PROC, pp->n[PC_USER] + pp->n[PC_KERNEL]);
-	for (__u32 i = 0; i < PC_NR; i++) {
-		if (p && pp->n[i])
-			__sync_fetch_and_add(&p->n[i], pp->n[i]);
-		pp->n[i] = 0;
-	}
-}
-
-/*
- * Count a fault event in its process's row. Counts of one process in a row on a CPU pend in
- * proc_pending and go to the row when the CPU counts another process: the row's lookup (a
- * hash and a bucket walk) and its atomic adds cost about as much as the rest of the entry
- * program. serve reads the rows while tracing, so there every count goes to the row.
- */
+/* Count a fault event in its process's row (through this CPU's slot for it: proc_counters()). A
+ * completion whose entry found no row (the table was full) is not counted again. */
 static __always_inline void proc_count(__u32 tgid, __u32 cls, bool completion)
 {
-	__u32 mask = proc_counters_of(cls, completion), zero = 0;
-	struct proc_pending *pp = NULL;
-	struct proc_faults *p, init = {};
+	__u32 mask = proc_counters_of(cls, completion);
+	bool atomic;
+	__u64 *n = proc_counters(&procs, &proc_pending, PC_NR, tgid, NULL, !completion,
+				 CNT_LOST_PROC, &atomic);
 
-	if (procs_pending) {
-		pp = bpf_map_lookup_elem(&proc_pending, &zero);
-		if (pp && pp->valid && pp->tgid == tgid) {
-			for (__u32 i = 0; i < PC_NR; i++)
-				if (mask & (1u << i))
-					pp->n[i]++;
-			return;
-		}
-	}
-	p = bpf_map_lookup_elem(&procs, &tgid);
-	if (!p) {
-		if (completion)
-			return; /* its entry was lost already */
-		/* The comm is the process's when first seen, and its new image's after an exec
-		 * (proc_exec_comm()): not copied on every fault. */
-		bpf_get_current_comm(init.comm, sizeof(init.comm));
-		bpf_map_update_elem(&procs, &tgid, &init, BPF_NOEXIST);
-		p = bpf_map_lookup_elem(&procs, &tgid);
-		if (!p) {
-			count_lost(CNT_LOST_PROC);
-			return;
-		}
-	}
-	if (pp && !completion) {
-		proc_flush(pp);
-		pp->tgid = tgid;
-		pp->valid = 1;
-		for (__u32 i = 0; i < PC_NR; i++)
-			if (mask & (1u << i))
-				pp->n[i] = 1;
+	if (!n)
 		return;
-	}
 	for (__u32 i = 0; i < PC_NR; i++)
 		if (mask & (1u << i))
-			__sync_fetch_and_add(&p->n[i], 1);
+			proc_counter_inc(n, i, atomic);
 }
 
 /*

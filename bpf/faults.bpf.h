@@ -66,26 +66,6 @@ static __always_inline struct open_fault *open_fault_slot(bool create)
 #endif
 }
 
-/* Faults by process (faults' table, serve's labels). */
-STATE_DECL struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u32);
-	__type(value, struct proc_faults);
-} procs SEC(".maps");
-
-/* The current process exec'ed: its row shows the new image's name from now on. */
-static __always_inline void proc_exec_comm(__u32 tgid)
-{
-	struct proc_faults *p;
-
-	if (!collect_procs)
-		return;
-	p = bpf_map_lookup_elem(&procs, &tgid);
-	if (p)
-		bpf_get_current_comm(p->comm, sizeof(p->comm));
-}
-
 /* latency_ns: entry hook to completion; 0 for a fault that never completed. */
 static __always_inline void folded_count(struct open_fault *of, __u32 kind, __u64 latency_ns)
 {

@@ -61,7 +61,6 @@ enum mm_counter {
 	CNT_LOST_RINGBUF,     /* ring buffer full */
 	CNT_LOST_LAT,	      /* latency in-flight map full */
 	CNT_LOST_TLB_PROC,    /* per-process TLB map full */
-	CNT_LOST_SYSCALL,     /* per-syscall TLB map full */
 	CNT_LOST_SWITCH_PROC, /* per-process switch map full */
 	/* TLB invalidations (x86 tlb:tlb_flush; counts per reason are in tlb_reason[]). */
 	CNT_TLB_EVENTS,
@@ -178,10 +177,31 @@ struct tlb_syscall_key {
 	__u32 reason;
 };
 
+/*
+ * tlb_syscalls is a per-CPU array indexed by the system call number plus TLB_SYSCALL_BIAS (the
+ * three cases above first), of counts by reason slot: a plain add on the issuing CPU, where a
+ * hash of (syscall, reason) cost a lookup and an atomic add per event. Numbers beyond the
+ * table (none of the architectures' tables reaches 500 as of 6.18; x86's x32 numbers have bit
+ * 30 set) share its last index, reported as such. Initiating events have reason slots below
+ * TLB_SYSCALL_REASONS on every architecture (x86: 2-4, powerpc 0-2, arm64 0-3).
+ */
+#define TLB_SYSCALL_BIAS    3
+#define TLB_SYSCALL_SLOTS   512
+#define TLB_SYSCALL_OTHER   (TLB_SYSCALL_SLOTS - 1)
+#define TLB_SYSCALL_REASONS 8
+struct tlb_syscall_counts {
+	__u64 reason[TLB_SYSCALL_REASONS];
+};
+
 /* Per-process context switches (key: tgid of the traced side). */
 struct switch_proc {
 	char comm[MMSCOPE_COMM_LEN];
-	__u64 total, same_mm, mm_change, kernel;
+	union {
+		struct {
+			__u64 total, same_mm, mm_change, kernel;
+		};
+		__u64 n[4]; /* the same, by index */
+	};
 };
 
 /* folded_key.kind for TLB events: this bit plus the reason. */
@@ -201,13 +221,19 @@ struct proc_faults {
 };
 
 /*
- * Per CPU: the process whose faults were counted last, and its counts since, not yet added to
- * its procs row (bpf/faults.bpf.c, proc_count()). Userspace adds them when it reads the rows.
+ * Per-process tables (procs, tlb_procs, switch_procs: a BPF hash by tgid whose rows are the
+ * comm and then up to PROC_SLOT_COUNTERS counters) count through PROC_SLOTS slots per CPU, by
+ * hash of the tgid: a slot holds one process's counts since it took the slot, not yet added
+ * to its row, and adds them when another process takes it (bpf/state.bpf.h, proc_counters()).
+ * Userspace adds what the slots still hold when it reads the rows at the end.
  */
-struct proc_pending {
+#define PROC_SLOT_BITS	   5
+#define PROC_SLOTS	   (1u << PROC_SLOT_BITS)
+#define PROC_SLOT_COUNTERS 16
+struct proc_slot {
 	__u32 tgid;
-	__u32 valid;	/* 1: the counts below are tgid's */
-	__u64 n[PC_NR]; /* by enum proc_counter */
+	__u32 valid;		     /* 1: the counts below are tgid's */
+	__u64 n[PROC_SLOT_COUNTERS]; /* the row's counters, in its order */
 };
 
 /*

@@ -34,7 +34,8 @@ RODATA(bool, follow_children); /* add children of tracked processes at fork */
 
 /* What to collect beyond the hot counters. */
 RODATA(bool, collect_procs);
-RODATA(bool, procs_pending); /* procs read at the end only: counts pend per CPU (proc_pending) */
+RODATA(bool,
+       procs_pending); /* process rows read at the end only: counts pend per CPU (proc_slot) */
 RODATA(bool, collect_locations);
 RODATA(bool, collect_stacks);	    /* fault stacks (faults --folded) */
 RODATA(bool, collect_tlb_stacks);   /* TLB flush stacks (tlb --folded) */
@@ -874,6 +875,148 @@ static __always_inline void hash_add(void *map, const void *key, __u64 n, int lo
 			return;
 	}
 	__sync_fetch_and_add(v, n);
+}
+
+/* ---- per-process tables (struct proc_slot in mmscope.h) ---- */
+
+/* Faults by process (faults' table, serve's labels). */
+STATE_DECL struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct proc_faults);
+} procs SEC(".maps");
+
+/* Invalidations issued, by process and reason slot. */
+STATE_DECL struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct tlb_proc);
+} tlb_procs SEC(".maps");
+
+/* Context switches by process (of the traced side). */
+STATE_DECL struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct switch_proc);
+} switch_procs SEC(".maps");
+
+/* A process row as the tables have it: the comm, then the counters. */
+struct proc_row_value {
+	char comm[MMSCOPE_COMM_LEN];
+	__u64 n[PROC_SLOT_COUNTERS];
+};
+
+/*
+ * tgid's row in rows, created when create is set with t's comm (NULL: the current task's; a
+ * process that exec's gets its new comm then, proc_exec_comm()). NULL, with lost_counter
+ * counted, when the table is full; NULL too when it is not there and create is not set.
+ */
+static __always_inline __u64 *proc_row(void *rows, __u32 tgid, struct task_struct *t, bool create,
+				       int lost_counter)
+{
+	struct proc_row_value *row = bpf_map_lookup_elem(rows, &tgid), init = {};
+
+	if (row || !create)
+		return row ? row->n : NULL;
+	if (t)
+		bpf_probe_read_kernel_str(init.comm, sizeof(init.comm), t->comm);
+	else
+		bpf_get_current_comm(init.comm, sizeof(init.comm));
+	bpf_map_update_elem(rows, &tgid, &init, BPF_NOEXIST);
+	row = bpf_map_lookup_elem(rows, &tgid);
+	if (!row) {
+		count_lost(lost_counter);
+		return NULL;
+	}
+	return row->n;
+}
+
+/* Add what a slot holds to its process's row and empty it. Rows are not deleted while their
+ * counts can pend (serve, which deletes the rows of processes gone, counts into them live). */
+static __always_inline void proc_slot_flush(void *rows, struct proc_slot *slot, __u32 ncounters)
+{
+	struct proc_row_value *row;
+
+	if (!slot->valid)
+		return;
+	slot->valid = 0;
+	row = bpf_map_lookup_elem(rows, &slot->tgid);
+	if (row) {
+		for (__u32 i = 0; i < ncounters && i < PROC_SLOT_COUNTERS; i++)
+			if (slot->n[i])
+				__sync_fetch_and_add(&row->n[i], slot->n[i]);
+	}
+	for (__u32 i = 0; i < ncounters && i < PROC_SLOT_COUNTERS; i++)
+		slot->n[i] = 0;
+}
+
+/*
+ * Where to count an event of process tgid in a per-process table (rows, ncounters counters;
+ * slots: its per-CPU proc_slot array): this CPU's slot for tgid, where counts are plain adds
+ * (*atomic false), or, when the rows are read live (serve), the row itself (*atomic true).
+ * A process new to its slot has its row looked up (created when create is set; see proc_row())
+ * and takes the slot from the process before it, whose counts go to their row. A CPU runs a
+ * few processes at a time: the row's lookup (a hash and a bucket walk) and atomic adds, most
+ * of a counting program's time, are paid when a slot changes hands, not per event.
+ */
+static __always_inline __u64 *proc_counters(void *rows, void *slots, __u32 ncounters, __u32 tgid,
+					    struct task_struct *t, bool create, int lost_counter,
+					    bool *atomic)
+{
+	__u32 idx = (tgid * 0x9e3779b9u) >> (32 - PROC_SLOT_BITS);
+	struct proc_slot *slot = NULL;
+	__u64 *row;
+
+	*atomic = false;
+	if (procs_pending) {
+		slot = bpf_map_lookup_elem(slots, &idx);
+		if (slot && slot->valid && slot->tgid == tgid)
+			return slot->n;
+	}
+	row = proc_row(rows, tgid, t, create, lost_counter);
+	if (!row)
+		return NULL;
+	if (!slot) {
+		*atomic = true;
+		return row;
+	}
+	proc_slot_flush(rows, slot, ncounters);
+	slot->tgid = tgid;
+	slot->valid = 1;
+	return slot->n;
+}
+
+static __always_inline void proc_row_comm(void *rows, __u32 tgid)
+{
+	struct proc_row_value *row = bpf_map_lookup_elem(rows, &tgid);
+
+	if (row)
+		bpf_get_current_comm(row->comm, sizeof(row->comm));
+}
+
+/* The current process exec'ed: its rows show the new image's name from now on. */
+static __always_inline void proc_exec_comm(__u32 tgid)
+{
+	if (collect_procs)
+		proc_row_comm(&procs, tgid);
+	if (collect_tlb_detail)
+		proc_row_comm(&tlb_procs, tgid);
+	if (collect_switch_procs)
+		proc_row_comm(&switch_procs, tgid);
+}
+
+/* Add one to counter i of what proc_counters() returned. */
+static __always_inline void proc_counter_inc(__u64 *counters, __u32 i, bool atomic)
+{
+	if (i >= PROC_SLOT_COUNTERS)
+		return;
+	if (atomic)
+		__sync_fetch_and_add(&counters[i], 1);
+	else
+		counters[i]++;
 }
 
 /* Counts of a folded stack to userspace (a REC_FOLDED record); lost, counted, if the ring is

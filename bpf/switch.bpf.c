@@ -27,34 +27,25 @@ enum switch_class {
 	SWC_KERNEL,
 };
 
+/* Per CPU: the processes switching and their pending counts (proc_counters()). */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PROC_SLOTS);
 	__type(key, __u32);
-	__type(value, struct switch_proc);
-} switch_procs SEC(".maps");
+	__type(value, struct proc_slot);
+} switch_proc_pending SEC(".maps");
 
+/* t: the traced side of the switch, whose comm a new row takes. Counters: struct switch_proc. */
 static __always_inline void switch_proc_count(__u32 tgid, struct task_struct *t, __u32 cls)
 {
-	struct switch_proc *p, zero = {};
+	bool atomic;
+	__u64 *n = proc_counters(&switch_procs, &switch_proc_pending, 4, tgid, t, true,
+				 CNT_LOST_SWITCH_PROC, &atomic);
 
-	p = bpf_map_lookup_elem(&switch_procs, &tgid);
-	if (!p) {
-		bpf_map_update_elem(&switch_procs, &tgid, &zero, BPF_NOEXIST);
-		p = bpf_map_lookup_elem(&switch_procs, &tgid);
-		if (!p) {
-			count_lost(CNT_LOST_SWITCH_PROC);
-			return;
-		}
-	}
-	bpf_probe_read_kernel_str(p->comm, sizeof(p->comm), t->comm);
-	__sync_fetch_and_add(&p->total, 1);
-	if (cls == SWC_SAME_MM)
-		__sync_fetch_and_add(&p->same_mm, 1);
-	else if (cls == SWC_MM_CHANGE)
-		__sync_fetch_and_add(&p->mm_change, 1);
-	else
-		__sync_fetch_and_add(&p->kernel, 1);
+	if (!n)
+		return;
+	proc_counter_inc(n, 0, atomic);
+	proc_counter_inc(n, cls == SWC_SAME_MM ? 1 : cls == SWC_MM_CHANGE ? 2 : 3, atomic);
 }
 
 static __always_inline void note_mm_cpu(__u64 mm)

@@ -19,18 +19,20 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* Per CPU: the processes issuing invalidations and their pending counts (proc_counters()). */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PROC_SLOTS);
 	__type(key, __u32);
-	__type(value, struct tlb_proc);
-} tlb_procs SEC(".maps");
+	__type(value, struct proc_slot);
+} tlb_proc_pending SEC(".maps");
 
+/* Invalidations by the system call in progress and reason slot (mmscope.h). */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct tlb_syscall_key);
-	__type(value, __u64);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, TLB_SYSCALL_SLOTS);
+	__type(key, __u32);
+	__type(value, struct tlb_syscall_counts);
 } tlb_syscalls SEC(".maps");
 
 /* Shootdown sender calls in flight, by thread (fentry/kprobe on native_flush_tlb_multi). */
@@ -45,21 +47,24 @@ struct {
 
 static __always_inline void tlb_proc_count(__u32 tgid, __u32 slot)
 {
-	struct tlb_proc *p, zero = {};
+	bool atomic;
+	__u64 *n = proc_counters(&tlb_procs, &tlb_proc_pending, TLB_REASON_SLOTS, tgid, NULL, true,
+				 CNT_LOST_TLB_PROC, &atomic);
 
-	p = bpf_map_lookup_elem(&tlb_procs, &tgid);
-	if (!p) {
-		bpf_map_update_elem(&tlb_procs, &tgid, &zero, BPF_NOEXIST);
-		p = bpf_map_lookup_elem(&tlb_procs, &tgid);
-		if (!p) {
-			count_lost(CNT_LOST_TLB_PROC);
-			return;
-		}
-	}
-	/* The latest comm: a process that exec'ed shows its new image. */
-	bpf_get_current_comm(p->comm, sizeof(p->comm));
-	if (slot < TLB_REASON_SLOTS)
-		__sync_fetch_and_add(&p->reason[slot], 1);
+	if (n)
+		proc_counter_inc(n, slot, atomic);
+}
+
+static __always_inline void tlb_syscall_count(int nr, __u32 slot)
+{
+	__u32 idx = (__u32)(nr + TLB_SYSCALL_BIAS);
+	struct tlb_syscall_counts *c;
+
+	if (idx >= TLB_SYSCALL_SLOTS)
+		idx = TLB_SYSCALL_OTHER;
+	c = bpf_map_lookup_elem(&tlb_syscalls, &idx);
+	if (c)
+		c->reason[slot < TLB_SYSCALL_REASONS ? slot : TLB_SYSCALL_REASONS - 1]++;
 }
 
 static __always_inline void tlb_stack_count(void *ctx, __u32 tgid, __u32 reason)
@@ -84,11 +89,8 @@ static __always_inline void attribute_invalidation(void *ctx, __u64 id, bool bro
 	if (of)
 		of->tlb |= broadcast ? OF_TLB_BROADCAST : OF_TLB_LOCAL;
 	if (collect_tlb_detail) {
-		struct tlb_syscall_key key = {.nr = of ? SYSCALL_FAULT : current_syscall(),
-					      .reason = slot};
-
 		tlb_proc_count(id >> 32, slot);
-		hash_add(&tlb_syscalls, &key, 1, CNT_LOST_SYSCALL);
+		tlb_syscall_count(of ? SYSCALL_FAULT : current_syscall(), slot);
 	}
 	if (collect_tlb_stacks)
 		tlb_stack_count(ctx, id >> 32, slot);

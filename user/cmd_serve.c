@@ -73,17 +73,11 @@ static const struct {
 	int cnt;
 	const char *name;
 } lost_names[] = {
-	{CNT_LOST_OPEN_FAULT, "open_fault"},
-	{CNT_LOST_STACK, "stack"},
-	{CNT_LOST_PROC, "process"},
-	{CNT_LOST_LOCATION, "location"},
-	{CNT_LOST_FOLDED, "folded"},
-	{CNT_LOST_TRACKED, "tracked_process"},
-	{CNT_LOST_RINGBUF, "ringbuf"},
-	{CNT_LOST_LAT, "latency"},
-	{CNT_LOST_TLB_PROC, "tlb_process"},
-	{CNT_LOST_SYSCALL, "tlb_syscall"},
-	{CNT_LOST_SWITCH_PROC, "switch_process"},
+	{CNT_LOST_OPEN_FAULT, "open_fault"}, {CNT_LOST_STACK, "stack"},
+	{CNT_LOST_PROC, "process"},	     {CNT_LOST_LOCATION, "location"},
+	{CNT_LOST_FOLDED, "folded"},	     {CNT_LOST_TRACKED, "tracked_process"},
+	{CNT_LOST_RINGBUF, "ringbuf"},	     {CNT_LOST_LAT, "latency"},
+	{CNT_LOST_TLB_PROC, "tlb_process"},  {CNT_LOST_SWITCH_PROC, "switch_process"},
 	{CNT_LOST_MM_CPUS, "mm_cpus"},
 };
 

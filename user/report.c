@@ -314,7 +314,6 @@ static const struct {
 	{CNT_LOST_RINGBUF, "ringbuf", "ring-buffer records dropped"},
 	{CNT_LOST_LAT, "latency", "latency in-flight map full"},
 	{CNT_LOST_TLB_PROC, "tlb_processes", "per-process TLB map full"},
-	{CNT_LOST_SYSCALL, "tlb_syscalls", "per-syscall TLB map full"},
 	{CNT_LOST_SWITCH_PROC, "switch_processes", "per-process switch map full"},
 	{CNT_LOST_MM_CPUS, "mm_cpus", "per-mm CPU map full (avoidable broadcasts undercounted)"},
 };

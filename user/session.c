@@ -527,7 +527,7 @@ static void configure(struct session *s)
 	sk->rodata->filter_tgid = o->npids > 0 || s->child > 0;
 	sk->rodata->follow_children = !o->no_children;
 	sk->rodata->collect_procs = s->cfg.procs;
-	sk->rodata->procs_pending = s->cfg.procs && !s->cfg.procs_live;
+	sk->rodata->procs_pending = !s->cfg.procs_live;
 	sk->rodata->collect_locations = s->cfg.locations;
 	sk->rodata->collect_stacks = s->cfg.stacks;
 	sk->rodata->collect_tlb_stacks = s->cfg.tlb_stacks;
@@ -546,14 +546,19 @@ static void configure(struct session *s)
 		bpf_map__set_max_entries(sk->maps.location_cache, 1);
 	if (!s->cfg.stacks && !s->cfg.tlb_stacks && !s->cfg.locations)
 		bpf_map__set_max_entries(sk->maps.records, (__u32)sysconf(_SC_PAGESIZE));
-	if (!s->cfg.procs)
+	if (!s->cfg.procs) {
 		bpf_map__set_max_entries(sk->maps.procs, 1);
+		bpf_map__set_max_entries(sk->maps.proc_pending, 1);
+	}
 	if (!s->cfg.tlb_detail) {
 		bpf_map__set_max_entries(sk->maps.tlb_procs, 1);
+		bpf_map__set_max_entries(sk->maps.tlb_proc_pending, 1);
 		bpf_map__set_max_entries(sk->maps.tlb_syscalls, 1);
 	}
-	if (!s->cfg.switch_procs)
+	if (!s->cfg.switch_procs) {
 		bpf_map__set_max_entries(sk->maps.switch_procs, 1);
+		bpf_map__set_max_entries(sk->maps.switch_proc_pending, 1);
+	}
 	if (!s->cfg.track_mm_cpus)
 		bpf_map__set_max_entries(sk->maps.mm_cpus, 1);
 	if (!mmap_log_wanted(s))
@@ -953,6 +958,10 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 	if (resolve_btf(opts))
 		return -1;
 	kcaps_init_live(&s->caps, opts->btf);
+	/* x86 sends shootdown IPIs only to the CPUs in mm_cpumask: no broadcast is avoidable
+	 * there (tlb_report_x86()), and the per-switch lookup of the mm would be wasted. */
+	if (s->caps.arch == ARCH_X86)
+		s->cfg.track_mm_cpus = false;
 	if (!s->caps.btf) {
 		err_msg("this kernel has no BTF (/sys/kernel/btf/vmlinux): give one with --btf "
 			"PATH "

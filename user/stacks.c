@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -17,6 +18,7 @@
 #include "escape.h"
 #include "stacks.h"
 #include "mmap_log.h"
+#include "proc_table.h"
 #include "mmscope.skel.h"
 
 static int cmp_proc(const void *a, const void *b)
@@ -27,57 +29,11 @@ static int cmp_proc(const void *a, const void *b)
 	return tx < ty ? 1 : tx > ty ? -1 : (x->tgid > y->tgid) - (x->tgid < y->tgid);
 }
 
-/*
- * The per-CPU slot of counts a table's entries have pending (bpf/faults.bpf.*: proc_count(),
- * location_count(), folded_count()): s->ncpus values of size bytes, or NULL, said on stderr,
- * when it cannot be read (then nothing pending is added). Caller frees.
- */
-static void *read_pending(struct session *s, const struct bpf_map *map, size_t size,
-			  const char *what)
-{
-	void *v = calloc((size_t)s->ncpus, size);
-	__u32 zero = 0;
-
-	if (!v || bpf_map_lookup_elem(bpf_map__fd(map), &zero, v)) {
-		warn_msg("%s still pending per CPU not added: %s", what,
-			 v ? strerror(errno) : "out of memory");
-		free(v);
-		return NULL;
-	}
-	return v;
-}
-
 struct proc_row *read_procs(struct session *s, int *n)
 {
-	int fd = bpf_map__fd(s->skel->maps.procs), cap = 0;
-	struct proc_pending *pending =
-		read_pending(s, s->skel->maps.proc_pending, sizeof(*pending), "per-process counts");
-	struct proc_row *rows = NULL;
-	__u32 key, next, *prev = NULL;
+	struct proc_row *rows = proc_table_read(s, s->skel->maps.procs, s->skel->maps.proc_pending,
+						sizeof(*rows), offsetof(struct proc_row, f), n);
 
-	*n = 0;
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (*n == cap) {
-			int ncap = cap ? cap * 2 : 64;
-			struct proc_row *nr = realloc(rows, (size_t)ncap * sizeof(*nr));
-
-			if (!nr)
-				break;
-			rows = nr;
-			cap = ncap;
-		}
-		if (bpf_map_lookup_elem(fd, &key, &rows[*n].f) == 0) {
-			rows[*n].tgid = key;
-			for (int c = 0; pending && c < s->ncpus; c++)
-				if (pending[c].valid && pending[c].tgid == key)
-					for (int i = 0; i < PC_NR; i++)
-						rows[*n].f.n[i] += pending[c].n[i];
-			(*n)++;
-		}
-	}
-	free(pending);
 	if (rows)
 		qsort(rows, (size_t)*n, sizeof(*rows), cmp_proc);
 	return rows;

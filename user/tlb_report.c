@@ -6,6 +6,8 @@
  * target CPU.
  */
 #include <ctype.h>
+#include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <asm/unistd.h>
@@ -14,6 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "escape.h"
+#include "proc_table.h"
 #include "tlb_report.h"
 #include "mmscope.skel.h"
 
@@ -514,40 +517,75 @@ static void syscall_label(int nr, char *buf, size_t len)
 		snprintf(buf, len, "[kernel thread]");
 	else if (nr == SYSCALL_NONE)
 		snprintf(buf, len, "[no system call]");
+	else if (nr == TLB_SYSCALL_OTHER - TLB_SYSCALL_BIAS)
+		snprintf(buf, len, "[system call %d or above]", nr);
 	else if (name)
 		snprintf(buf, len, "%s", name);
 	else
 		snprintf(buf, len, "syscall_%d", nr);
 }
 
+/* The per-CPU tlb_syscalls array summed: one row per (system call, reason) seen; *n rows. */
+static struct syscall_row *read_syscalls(struct session *s, int *n)
+{
+	struct tlb_syscall_counts *v = calloc((size_t)s->ncpus, sizeof(*v));
+	int fd = bpf_map__fd(s->skel->maps.tlb_syscalls), cap = 0;
+	struct syscall_row *rows = NULL;
+
+	*n = 0;
+	if (!v) {
+		warn_msg("TLB events by system call not read: out of memory");
+		return NULL;
+	}
+	for (__u32 idx = 0; idx < bpf_map__max_entries(s->skel->maps.tlb_syscalls); idx++) {
+		if (bpf_map_lookup_elem(fd, &idx, v)) {
+			warn_msg("TLB events by system call not read: %s", strerror(errno));
+			break;
+		}
+		for (__u32 reason = 0; reason < TLB_SYSCALL_REASONS; reason++) {
+			uint64_t count = 0;
+
+			for (int c = 0; c < s->ncpus; c++)
+				count += v[c].reason[reason];
+			if (!count)
+				continue;
+			if (*n == cap) {
+				int ncap = cap ? cap * 2 : 64;
+				struct syscall_row *nr = realloc(rows, (size_t)ncap * sizeof(*nr));
+
+				if (!nr) {
+					warn_msg("TLB events by system call past %d not read: out "
+						 "of memory",
+						 *n);
+					free(v);
+					return rows;
+				}
+				rows = nr;
+				cap = ncap;
+			}
+			rows[*n].k.nr = (__s32)idx - TLB_SYSCALL_BIAS;
+			rows[*n].k.reason = reason;
+			rows[*n].count = count;
+			(*n)++;
+		}
+	}
+	free(v);
+	return rows;
+}
+
 void tlb_report_details(struct report *r)
 {
 	struct session *s = r->s;
-	int fd = bpf_map__fd(s->skel->maps.tlb_procs), n = 0, cap = 0;
-	struct tlb_proc_row *rows = NULL;
+	int n;
+	struct tlb_proc_row *rows =
+		proc_table_read(s, s->skel->maps.tlb_procs, s->skel->maps.tlb_proc_pending,
+				sizeof(*rows), offsetof(struct tlb_proc_row, p), &n);
 	struct syscall_row *srows = NULL;
-	__u32 key, next, *prev = NULL;
-	struct tlb_syscall_key sk, snext, *sprev = NULL;
 
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (n == cap) {
-			int ncap = cap ? cap * 2 : 64;
-			struct tlb_proc_row *nr = realloc(rows, (size_t)ncap * sizeof(*nr));
-
-			if (!nr)
-				break;
-			rows = nr;
-			cap = ncap;
-		}
-		if (bpf_map_lookup_elem(fd, &key, &rows[n].p))
-			continue;
-		rows[n].tgid = key;
-		rows[n].total = 0;
-		for (int i = 0; i < TLB_REASON_SLOTS; i++)
-			rows[n].total += rows[n].p.reason[i];
-		n++;
+	for (int i = 0; rows && i < n; i++) {
+		rows[i].total = 0;
+		for (int v = 0; v < TLB_REASON_SLOTS; v++)
+			rows[i].total += rows[i].p.reason[v];
 	}
 	if (rows)
 		qsort(rows, (size_t)n, sizeof(*rows), cmp_tlb_proc);
@@ -560,7 +598,7 @@ void tlb_report_details(struct report *r)
 			"  %7s %-16s %10s %s\n",
 			s->opts->top, n, "PID", "COMM", "FLUSHES", "BY REASON");
 	}
-	for (int i = 0; i < n && (r->jw || i < s->opts->top); i++) {
+	for (int i = 0; rows && i < n && (r->jw || i < s->opts->top); i++) {
 		const struct tlb_proc *p = &rows[i].p;
 		size_t clen = bounded_strlen(p->comm, sizeof(p->comm));
 
@@ -596,25 +634,7 @@ void tlb_report_details(struct report *r)
 		jw_end_array(r->jw);
 	free(rows);
 
-	fd = bpf_map__fd(s->skel->maps.tlb_syscalls);
-	n = cap = 0;
-	while (bpf_map_get_next_key(fd, sprev, &snext) == 0) {
-		sk = snext;
-		sprev = &sk;
-		if (n == cap) {
-			int ncap = cap ? cap * 2 : 64;
-			struct syscall_row *nr = realloc(srows, (size_t)ncap * sizeof(*nr));
-
-			if (!nr)
-				break;
-			srows = nr;
-			cap = ncap;
-		}
-		if (bpf_map_lookup_elem(fd, &sk, &srows[n].count))
-			continue;
-		srows[n].k = sk;
-		n++;
-	}
+	srows = read_syscalls(s, &n);
 	if (srows)
 		qsort(srows, (size_t)n, sizeof(*srows), cmp_syscall);
 	if (r->jw) {
@@ -624,7 +644,7 @@ void tlb_report_details(struct report *r)
 		fprintf(r->out, "\nby system call in progress (issuing side)\n  %-20s %-20s %10s\n",
 			"SYSCALL", "REASON", "COUNT");
 	}
-	for (int i = 0; i < n && (r->jw || i < s->opts->top); i++) {
+	for (int i = 0; srows && i < n && (r->jw || i < s->opts->top); i++) {
 		char label[48];
 
 		syscall_label(srows[i].k.nr, label, sizeof(label));
@@ -691,9 +711,10 @@ static int cmp_switch(const void *a, const void *b)
 void switch_report_details(struct report *r, const struct mm_stats *percpu, int ncpus)
 {
 	struct session *s = r->s;
-	int fd = bpf_map__fd(s->skel->maps.switch_procs), n = 0, cap = 0;
-	struct switch_row *rows = NULL;
-	__u32 key, next, *prev = NULL;
+	int n;
+	struct switch_row *rows =
+		proc_table_read(s, s->skel->maps.switch_procs, s->skel->maps.switch_proc_pending,
+				sizeof(*rows), offsetof(struct switch_row, p), &n);
 
 	if (r->jw) {
 		jw_key(r->jw, "by_cpu");
@@ -731,23 +752,6 @@ void switch_report_details(struct report *r, const struct mm_stats *percpu, int 
 	if (r->jw)
 		jw_end_array(r->jw);
 
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (n == cap) {
-			int ncap = cap ? cap * 2 : 64;
-			struct switch_row *nr = realloc(rows, (size_t)ncap * sizeof(*nr));
-
-			if (!nr)
-				break;
-			rows = nr;
-			cap = ncap;
-		}
-		if (bpf_map_lookup_elem(fd, &key, &rows[n].p) == 0) {
-			rows[n].tgid = key;
-			n++;
-		}
-	}
 	if (rows)
 		qsort(rows, (size_t)n, sizeof(*rows), cmp_switch);
 	if (r->jw) {
@@ -757,7 +761,7 @@ void switch_report_details(struct report *r, const struct mm_stats *percpu, int 
 		fprintf(r->out, "\nby process (top %d of %d)\n  %7s %-16s %10s %10s %10s %10s\n",
 			s->opts->top, n, "PID", "COMM", "TOTAL", "SAME_MM", "MM_CHANGE", "KERNEL");
 	}
-	for (int i = 0; i < n && (r->jw || i < s->opts->top); i++) {
+	for (int i = 0; rows && i < n && (r->jw || i < s->opts->top); i++) {
 		const struct switch_proc *p = &rows[i].p;
 		size_t clen = bounded_strlen(p->comm, sizeof(p->comm));
 

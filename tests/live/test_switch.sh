@@ -12,6 +12,11 @@ same=$(json_get "$TMP/p.json" 'd["switch"]["same_mm"]')
 kern=$(json_get "$TMP/p.json" 'd["switch"]["kernel"]')
 echo "# processes: total=$total mm_changes=$changes same_mm=$same kernel=$kern"
 check "switch_identity" [ $((same + changes + kern)) -eq "$total" ]
+# The per-process rows hold every counted switch once (a switch counts for one traced side),
+# their per-CPU pending counts added at the end: exact, class by class.
+rows=$(json_get "$TMP/p.json" '"%d %d %d %d" % tuple(sum(x[k] for x in d["switch"]["by_process"]) for k in ("total", "same_mm", "mm_changes", "kernel"))')
+echo "# by_process sums: $rows"
+check "switch_by_process_sum_exact" [ "$rows" = "$total $same $changes $kern" ]
 check "switch_process_mm_changes" [ "$changes" -ge $((2 * R)) ]
 # On x86 each mm change loads CR3 once: flushed + kept = changes, exactly.
 fl=$(json_get "$TMP/p.json" 'd["switch"]["flushes"] + d["switch"]["no_flush"]')

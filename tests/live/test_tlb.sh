@@ -59,6 +59,14 @@ mp=$(json_get "$TMP/tlb.json" 'sum(x["count"] for x in d["tlb"]["by_syscall"] if
 check "tlb_by_syscall_share" within "$mp" "$send" 2
 proc=$(json_get "$TMP/tlb.json" '[(x["pid"], x["comm"]) for x in d["tlb"]["by_process"]][0]')
 check "tlb_by_process" [ "$proc" = "($wl, 'mprotect_toggle')" ]
+# Every issued invalidation is in one process row and one system-call row, exactly: the counts
+# pending in the per-CPU slots at the end are added (the workload's, the last on its CPU, are).
+issued=$(json_get "$TMP/tlb.json" 'd["tlb"]["local"] + d["tlb"]["broadcast"]')
+by_proc=$(json_get "$TMP/tlb.json" 'sum(x["total"] for x in d["tlb"]["by_process"])')
+by_sys=$(json_get "$TMP/tlb.json" 'sum(x["count"] for x in d["tlb"]["by_syscall"])')
+echo "# issued=$issued by_process=$by_proc by_syscall=$by_sys"
+check "tlb_by_process_sum_exact" [ "$by_proc" -eq "$issued" ]
+check "tlb_by_syscall_sum_exact" [ "$by_sys" -eq "$issued" ]
 
 # The same with stacks: the workload's call path into mprotect and mprotect's kernel path, with
 # the remote_ipi_send leaf. The workload's own toggle_protection() is not in it: glibc's
