@@ -147,9 +147,13 @@ static __always_inline __u64 image_in_mmap_records(__u32 tgid, __u64 mm)
 	return ns;
 }
 
-/* Per CPU: the last process trace_allowed() looked up in tracked, and the answer. A CPU runs
- * one process's faults in a row; the lookup (a hash of the pid, a bucket walk) was half of
- * what `mmscope stat` cost per fault. */
+/* Per CPU: the processes trace_allowed() and task_allowed() looked up in tracked last, and
+ * the answers, in FILTER_CACHE_SLOTS slots by hash of the tgid. A CPU runs a few processes at
+ * a time; the lookup (a hash of the pid, a bucket walk) was half of what `mmscope stat` cost
+ * per fault, and a switch tests both its sides (with one slot a CPU, a workload of processes
+ * taking turns missed it twice a switch: switch_btf ~280 ns a run tracing an idle process). */
+#define FILTER_CACHE_BITS  5
+#define FILTER_CACHE_SLOTS (1u << FILTER_CACHE_BITS)
 struct filter_cache {
 	__u64 gen;
 	__u32 tgid;
@@ -158,7 +162,7 @@ struct filter_cache {
 
 STATE_DECL struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, FILTER_CACHE_SLOTS);
 	__type(key, __u32);
 	__type(value, struct filter_cache);
 } filter_cache SEC(".maps");
@@ -200,8 +204,8 @@ static __always_inline __u64 process_start_time(struct task_struct *t)
 /* Whether process tgid, of task t (current when NULL), is tracked. */
 static __always_inline bool tgid_tracked_task(__u32 tgid, struct task_struct *t)
 {
-	__u32 zero = 0;
-	struct filter_cache *fc = bpf_map_lookup_elem(&filter_cache, &zero);
+	__u32 idx = (tgid * 0x9e3779b9u) >> (32 - FILTER_CACHE_BITS);
+	struct filter_cache *fc = bpf_map_lookup_elem(&filter_cache, &idx);
 	__u64 gen = *(volatile __u64 *)&tracked_gen, *start;
 	__u8 *v;
 	bool yes;
@@ -451,13 +455,12 @@ static __always_inline bool trace_allowed(__u64 pid_tgid)
 }
 
 /*
- * The same filter for a task that is not current (the task switched in at sched_switch).
- * The cgroup test is exact for that side (the task's own cgroup, not its descendants).
+ * The same filter for a task that is not current (the task switched in at sched_switch), of
+ * process tgid (read by the caller: a direct load where t is a BTF pointer). The cgroup test
+ * is exact for that side (the task's own cgroup, not its descendants).
  */
-static __always_inline bool task_allowed(struct task_struct *t)
+static __always_inline bool task_allowed(struct task_struct *t, __u32 tgid)
 {
-	__u32 tgid = BPF_CORE_READ(t, tgid);
-
 	if (filter_cpu) {
 		__u32 cpu = bpf_get_smp_processor_id();
 

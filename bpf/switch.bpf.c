@@ -65,15 +65,16 @@ static __always_inline void note_mm_cpu(__u64 mm)
 }
 
 /*
- * prev is current. A switch counts when a traced task is on either side, once. prev_mm and
- * next_mm are the tasks' mm: direct loads from tp_btf's BTF pointers, probe reads from
- * raw_tp's.
+ * prev is current. A switch counts when a traced task is on either side, once. prev_mm,
+ * next_mm and next_tgid are read by the caller: direct loads from tp_btf's BTF pointers,
+ * probe reads from raw_tp's.
  */
 static __always_inline void on_switch(struct task_struct *prev, struct task_struct *next,
-				      __u64 prev_mm, __u64 next_mm)
+				      __u64 prev_mm, __u64 next_mm, __u32 next_tgid)
 {
-	bool prev_ok = trace_allowed(bpf_get_current_pid_tgid());
-	bool next_ok = !prev_ok && task_allowed(next);
+	__u64 id = bpf_get_current_pid_tgid();
+	bool prev_ok = trace_allowed(id);
+	bool next_ok = !prev_ok && task_allowed(next, next_tgid);
 	struct cpu_switch_state *cs;
 	struct mm_stats *s;
 	__u32 zero = 0, cls;
@@ -110,21 +111,22 @@ static __always_inline void on_switch(struct task_struct *prev, struct task_stru
 	if (collect_switch_procs) {
 		struct task_struct *side = prev_ok ? prev : next;
 
-		switch_proc_count(BPF_CORE_READ(side, tgid), side, cls);
+		switch_proc_count(prev_ok ? id >> 32 : next_tgid, side, cls);
 	}
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	on_switch(prev, next, (__u64)prev->mm, (__u64)next->mm);
+	on_switch(prev, next, (__u64)prev->mm, (__u64)next->mm, next->tgid);
 	return 0;
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	on_switch(prev, next, (__u64)BPF_CORE_READ(prev, mm), (__u64)BPF_CORE_READ(next, mm));
+	on_switch(prev, next, (__u64)BPF_CORE_READ(prev, mm), (__u64)BPF_CORE_READ(next, mm),
+		  BPF_CORE_READ(next, tgid));
 	return 0;
 }
 
