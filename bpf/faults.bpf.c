@@ -294,7 +294,9 @@ static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 ip)
 		capture_stacks_of(ctx, cls & FC_USER, cls & FC_EXEC, &of->kernel_stack,
 				  &of->user_stack);
 	}
-	of->ts = bpf_ktime_get_ns(); /* last: the stack capture is not in the latency */
+	/* Last: the stack capture is not in the latency. Untimed, any nonzero value marks the
+	 * fault open. */
+	of->ts = untimed_faults ? 1 : bpf_ktime_get_ns();
 }
 
 /* The thread's open fault completed: accounted major or minor by mm_account_fault(). */
@@ -322,11 +324,11 @@ static __always_inline void fault_complete(bool major)
 	/* The time since the fault-entry hook: the histogram's when no handle_mm_fault() hooks
 	 * time the calls, and always the folded weight (with those hooks it includes the
 	 * retries, where the histogram counts each call). */
-	lat = bpf_ktime_get_ns() - of->ts;
+	lat = untimed_faults ? 0 : bpf_ktime_get_ns() - of->ts;
 	cls = of->cls | FC_DONE | (major ? FC_MAJOR : 0);
 	s->c[major ? CNT_FAULT_MAJOR : CNT_FAULT_MINOR]++;
 	fault_tlb_count(s, cls, of->tlb);
-	if (!lat_from_calls) {
+	if (!lat_from_calls && !untimed_faults) {
 		/* LAT_ALL is their sum, made in userspace (session_read_stats()). */
 		hist_bump(s->lat[major ? LAT_MAJOR : LAT_MINOR], lat);
 		s->lat_sum[major ? LAT_MAJOR : LAT_MINOR] += lat;

@@ -48,6 +48,9 @@ RODATA(bool, track_mm_cpus);	    /* CPUs each mm ran on (avoidable broadcasts) *
  * Saves the hash-map updates that dominate the per-fault cost.
  */
 RODATA(bool, count_only);
+/* Faults are paired for their class and TLB work only (tlb): no clock read at entry and
+ * completion, no latency histogram. */
+RODATA(bool, untimed_faults);
 /* Latency comes from handle_mm_fault entry/exit (fentry or kprobe) rather than pairing. */
 RODATA(bool, lat_from_calls);
 RODATA(bool, untrack_at_free); /* a process leaves tracked when its leader is freed */

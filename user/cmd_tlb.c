@@ -27,6 +27,7 @@ static int run_tlb(struct mm_opts *opts)
 				.primary = 1u << EV_TLB_FLUSH | 1u << EV_TLBIE |
 					   1u << EV_ARM64_TLBI | 1u << EV_TLB_FN | 1u << EV_HCALL,
 				.track_mm_cpus = true,
+				.untimed_faults = true,
 				.tlb_detail = true,
 				.tlb_stacks = opts->folded || opts->svg,
 			},

@@ -535,6 +535,7 @@ static void configure(struct session *s)
 	sk->rodata->collect_switch_procs = s->cfg.switch_procs;
 	sk->rodata->track_mm_cpus = s->cfg.track_mm_cpus;
 	sk->rodata->count_only = s->cfg.count_only;
+	sk->rodata->untimed_faults = s->cfg.untimed_faults;
 	sk->rodata->lat_from_calls = done && done->method != HM_PERF_SW && !s->cfg.count_only;
 	sk->rodata->untrack_at_free = selection_chosen(&s->sel, EV_TASK_FREE) != NULL;
 	/* Maps a run does not use shrink to one entry: no memory for what is not collected. */

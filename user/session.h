@@ -28,13 +28,14 @@ struct session_config {
 	unsigned int required; /* of those, the ones without which it cannot run at all */
 	unsigned int primary;  /* at least one of these must be observable (0: any event) */
 	bool procs, locations, stacks;
-	bool procs_live;    /* procs read during the run (serve): nothing left pending per CPU */
-	bool tlb_stacks;    /* TLB flush stacks */
-	bool tlb_detail;    /* TLB events by process and system call */
-	bool switch_procs;  /* context switches by process */
-	bool track_mm_cpus; /* CPUs each mm ran on: avoidable broadcasts */
-	bool count_only;    /* no pairing: counters only (stat) */
-	bool fault_latency; /* a latency per fault is needed (--weight latency) */
+	bool procs_live;     /* procs read during the run (serve): nothing left pending per CPU */
+	bool tlb_stacks;     /* TLB flush stacks */
+	bool tlb_detail;     /* TLB events by process and system call */
+	bool switch_procs;   /* context switches by process */
+	bool track_mm_cpus;  /* CPUs each mm ran on: avoidable broadcasts */
+	bool count_only;     /* no pairing: counters only (stat) */
+	bool fault_latency;  /* a latency per fault is needed (--weight latency) */
+	bool untimed_faults; /* faults paired for their class only: no latency read (tlb) */
 };
 
 struct hw_counter {
