@@ -34,8 +34,8 @@ RODATA(bool, follow_children); /* add children of tracked processes at fork */
 
 /* What to collect beyond the hot counters. */
 RODATA(bool, collect_procs);
-RODATA(bool,
-       procs_pending); /* process rows read at the end only: counts pend per CPU (proc_slot) */
+/* Process rows read at the end only: their counts pend per CPU (struct proc_slot). */
+RODATA(bool, procs_pending);
 RODATA(bool, collect_locations);
 RODATA(bool, collect_stacks);	    /* fault stacks (faults --folded) */
 RODATA(bool, collect_tlb_stacks);   /* TLB flush stacks (tlb --folded) */
@@ -915,9 +915,20 @@ struct proc_row_value {
 	__u64 n[PROC_SLOT_COUNTERS];
 };
 
+/* Copy task t's comm (NULL: the current task's) to comm. */
+static __always_inline void proc_comm_of(char *comm, struct task_struct *t)
+{
+	if (t)
+		bpf_probe_read_kernel_str(comm, MMSCOPE_COMM_LEN, t->comm);
+	else
+		bpf_get_current_comm(comm, MMSCOPE_COMM_LEN);
+}
+
 /*
- * tgid's row in rows, created when create is set with t's comm (NULL: the current task's; a
- * process that exec's gets its new comm then, proc_exec_comm()). NULL, with lost_counter
+ * tgid's row in rows. With create set, it is made if missing, and its comm is t's (NULL: the
+ * current task's) as of now: a process renamed since (PR_SET_NAME) or exec'ed (also done at
+ * the exec, proc_exec_comm()) shows its new name; rows are looked up when a process takes its
+ * per-CPU slot, or at every event when the rows are read live (serve). NULL, with lost_counter
  * counted, when the table is full; NULL too when it is not there and create is not set.
  */
 static __always_inline __u64 *proc_row(void *rows, __u32 tgid, struct task_struct *t, bool create,
@@ -925,12 +936,11 @@ static __always_inline __u64 *proc_row(void *rows, __u32 tgid, struct task_struc
 {
 	struct proc_row_value *row = bpf_map_lookup_elem(rows, &tgid), init = {};
 
+	if (row && create)
+		proc_comm_of(row->comm, t);
 	if (row || !create)
 		return row ? row->n : NULL;
-	if (t)
-		bpf_probe_read_kernel_str(init.comm, sizeof(init.comm), t->comm);
-	else
-		bpf_get_current_comm(init.comm, sizeof(init.comm));
+	proc_comm_of(init.comm, t);
 	bpf_map_update_elem(rows, &tgid, &init, BPF_NOEXIST);
 	row = bpf_map_lookup_elem(rows, &tgid);
 	if (!row) {

@@ -68,8 +68,11 @@ void *proc_table_read(struct session *s, const struct bpf_map *rows_map,
 	uint32_t key, next, *prev = NULL;
 
 	*n = 0;
-	if (value_off + value_size > elem_size || value_size < MMSCOPE_COMM_LEN)
+	if (value_off + value_size > elem_size || value_size < MMSCOPE_COMM_LEN) {
+		warn_msg("per-process rows of %s not read: %zu-byte rows do not fit",
+			 bpf_map__name(rows_map), value_size);
 		return NULL;
+	}
 	ncounters = (value_size - MMSCOPE_COMM_LEN) / 8;
 	if (ncounters > PROC_SLOT_COUNTERS)
 		ncounters = PROC_SLOT_COUNTERS;
