@@ -153,7 +153,15 @@ static __always_inline void on_task_switch_flush(int reason, unsigned long pages
 		struct task_struct *t = (struct task_struct *)bpf_get_current_task();
 		__u64 mm = (__u64)BPF_CORE_READ(t, mm);
 
-		if (mm)
+		/*
+		 * Not before the first switch seen on this CPU, which takes what the CPU runs
+		 * from prev->active_mm. While the hooks are attached, a switch whose own
+		 * program was not yet there can have its CR3 load seen here, with current
+		 * still prev (switch_mm_irqs_off() runs before switch_to()): prev's mm, not
+		 * the one loaded. Kept, it made that CPU's next switch back to the loaded mm
+		 * a change without a CR3 load (docs/reliability.md, B18).
+		 */
+		if (mm && cs->last_user_mm)
 			cs->last_user_mm = mm;
 		return;
 	}

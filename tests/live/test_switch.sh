@@ -40,6 +40,26 @@ pcs=$(awk -F, '/context-switches/ {print $1}' "$TMP/perf.out")
 echo "# perf context-switches=$pcs"
 check "switch_total_vs_perf" within "$total" "$pcs" 5
 
+# Attached to a running process (B18): a CR3 load seen before the switch hook had run on its
+# CPU set that CPU's last user mm from current, still the previous task there, so the next
+# idle -> target switch (its mm still loaded: no CR3 load) counted a change without one. With
+# --sleep-us the CPU idles between ping and pong, and the switches between them are changes:
+# ten attaches while it runs, every one exact (the binary before the fix missed one CR3 load
+# in 7 of 15 such attaches).
+"$WORKLOADS/pingpong" -r 100000000 --sleep-us 20 --cpu 0 >/dev/null 2>&1 &
+sleeper=$!
+sleep 0.3
+bad=
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	"$MMSCOPE" switch -p $sleeper -d 0.3 --json -o "$TMP/a.json" >/dev/null 2>&1
+	r=$(json_get "$TMP/a.json" '"%d=%d+%d" % (d["switch"]["mm_changes"], d["switch"]["flushes"], d["switch"]["no_flush"])')
+	python3 -c "import sys; a, b = sys.argv[1].split('='); sys.exit(int(a) != eval(b) or int(a) < 100)" "$r" || bad="$bad $r"
+done
+kill $sleeper 2>/dev/null
+wait $sleeper 2>/dev/null
+echo "# attached while running: mm_changes=flushes+no_flush mismatches:${bad:- none}"
+check "switch_flush_per_change_attached_running" [ -z "$bad" ]
+
 # Two threads of one process: the switches stay within one address space.
 "$MMSCOPE" switch --json -o "$TMP/t.json" -- "$WORKLOADS/pingpong" --threads -r $R >/dev/null
 total=$(json_get "$TMP/t.json" 'd["switch"]["total"]')

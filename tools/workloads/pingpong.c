@@ -14,6 +14,12 @@
  * switched out once per round trip, so their sum is about R: voluntarily when it blocks in
  * read(), involuntarily when the pong it just woke preempts it inside write() (wakeup
  * preemption; on an idle machine the two come out about half and half).
+ *
+ * --sleep-us US: each side sleeps US microseconds before it sends, so the CPU goes idle
+ * between them: every round trip is then ping -> idle -> ping -> pong -> idle -> pong -> ping,
+ * two switches from idle back to the address space the CPU still has loaded (no CR3 load on
+ * x86) and two changes of address space (a CR3 load each). The switch tests attach while it
+ * runs, to check that every counted change is matched to its CR3 load from the start.
  */
 #define _GNU_SOURCE
 #define WL_NAME "pingpong"
@@ -28,6 +34,7 @@ struct opts {
 	long cpu;
 	uint64_t round_trips;
 	uint64_t pause_ms;
+	uint64_t sleep_us;
 };
 
 /* The pong side's end of the pipes and its report of its CPU time in the loop. */
@@ -36,12 +43,14 @@ struct pong {
 	int wfd;
 	long cpu;
 	uint64_t round_trips;
+	uint64_t sleep_us;
 	uint64_t cpu_ns;
 };
 
 static void usage(void)
 {
-	printf("Usage: pingpong [-r ROUND_TRIPS] [--threads] [--cpu N] [--pause-before-ms MS]\n"
+	printf("Usage: pingpong [-r ROUND_TRIPS] [--threads] [--cpu N] [--sleep-us US]\n"
+	       "                [--pause-before-ms MS]\n"
 	       "\n"
 	       "Two processes (or threads) pinned to one CPU pass a byte back and forth over two\n"
 	       "pipes; every round trip is at least two context switches.\n"
@@ -49,6 +58,8 @@ static void usage(void)
 	       "  -r, --round-trips R    round trips (default 100000)\n"
 	       "      --threads          two threads of one process instead of two processes\n"
 	       "      --cpu N            the CPU both are pinned to (default 0)\n"
+	       "      --sleep-us US      each side sleeps US microseconds before it sends, so\n"
+	       "                         the CPU idles between them (default 0: no sleep)\n"
 	       "      --pause-before-ms MS  sleep MS milliseconds before the loop, so that a\n"
 	       "                         tracer can attach to the pid (default 0)\n"
 	       "  -h, --help             print this help and exit\n"
@@ -60,12 +71,13 @@ static void usage(void)
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_THREADS = 256, OPT_CPU, OPT_PAUSE };
+	enum { OPT_THREADS = 256, OPT_CPU, OPT_PAUSE, OPT_SLEEP };
 	static const struct option longopts[] = {
 		{"round-trips", required_argument, NULL, 'r'},
 		{"threads", no_argument, NULL, OPT_THREADS},
 		{"cpu", required_argument, NULL, OPT_CPU},
 		{"pause-before-ms", required_argument, NULL, OPT_PAUSE},
+		{"sleep-us", required_argument, NULL, OPT_SLEEP},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -86,6 +98,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_PAUSE:
 			o->pause_ms = wl_parse_u64("--pause-before-ms", optarg, 0, 86400000);
+			break;
+		case OPT_SLEEP:
+			o->sleep_us = wl_parse_u64("--sleep-us", optarg, 0, 1000000);
 			break;
 		default:
 			wl_other_option(c, argv, usage);
@@ -114,22 +129,37 @@ static char read_byte(int fd)
 	return b;
 }
 
+/* --sleep-us: the CPU idles with this side's address space still loaded. */
+static void pause_us(uint64_t us)
+{
+	struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)(us * 1000)};
+
+	if (us)
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+}
+
 /* Ping: send, block until the reply; the block is where pong gets the CPU. */
-static WL_NOINLINE void ping_loop(int wfd, int rfd, uint64_t round_trips)
+static WL_NOINLINE void ping_loop(int wfd, int rfd, uint64_t round_trips, uint64_t sleep_us)
 {
 	char b = 0;
 
 	for (uint64_t i = 0; i < round_trips; i++) {
+		pause_us(sleep_us);
 		write_byte(wfd, b);
 		b = read_byte(rfd);
 	}
 }
 
 /* Pong: block until ping's byte, send it back (plus one), block again. */
-static WL_NOINLINE void pong_loop(int rfd, int wfd, uint64_t round_trips)
+static WL_NOINLINE void pong_loop(int rfd, int wfd, uint64_t round_trips, uint64_t sleep_us)
 {
-	for (uint64_t i = 0; i < round_trips; i++)
-		write_byte(wfd, (char)(read_byte(rfd) + 1));
+	for (uint64_t i = 0; i < round_trips; i++) {
+		char b = read_byte(rfd);
+
+		pause_us(sleep_us);
+		write_byte(wfd, (char)(b + 1));
+	}
 }
 
 /*
@@ -143,7 +173,7 @@ static void run_pong(struct pong *p)
 	wl_pin_cpu(p->cpu);
 	c0 = wl_now_ns(CLOCK_THREAD_CPUTIME_ID);
 	write_byte(p->wfd, 'R');
-	pong_loop(p->rfd, p->wfd, p->round_trips);
+	pong_loop(p->rfd, p->wfd, p->round_trips, p->sleep_us);
 	p->cpu_ns = wl_now_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 }
 
@@ -174,8 +204,11 @@ int main(int argc, char **argv)
 	parse_args(argc, argv, &o);
 	if (pipe(to_pong) || pipe(to_ping))
 		wl_die("pipe");
-	p = (struct pong){
-		.rfd = to_pong[0], .wfd = to_ping[1], .cpu = o.cpu, .round_trips = o.round_trips};
+	p = (struct pong){.rfd = to_pong[0],
+			  .wfd = to_ping[1],
+			  .cpu = o.cpu,
+			  .round_trips = o.round_trips,
+			  .sleep_us = o.sleep_us};
 	wl_pin_cpu(o.cpu);
 	fflush(NULL);
 
@@ -211,7 +244,7 @@ int main(int argc, char **argv)
 	niv0 = rusage_thread_csw(0);
 	t0 = wl_now_ns(CLOCK_MONOTONIC);
 	c0 = wl_now_ns(CLOCK_THREAD_CPUTIME_ID);
-	ping_loop(to_pong[1], to_ping[0], o.round_trips);
+	ping_loop(to_pong[1], to_ping[0], o.round_trips, o.sleep_us);
 	cpu_ns = wl_now_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 	loop_ns = wl_now_ns(CLOCK_MONOTONIC) - t0;
 	nvcsw = rusage_thread_csw(1) - nv0;
