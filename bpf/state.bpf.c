@@ -256,13 +256,19 @@ static __always_inline void emit_exec(const char *filename)
 	/* An image userspace will know the mappings of: its locations need no build IDs. Not
 	 * one that sees other files under the records' paths: its build IDs are read at the
 	 * faults, and its maps through /proc/PID (map_files, its root) while it lives. */
-	if (mmap_records_on && sees_our_files((struct task_struct *)bpf_get_current_task())) {
+	if (mmap_records_on) {
 		struct exec_image im = {.tgid = id >> 32, .ns = r->ns};
 		__u64 mm = current_mm();
 
-		if (bpf_map_update_elem(&exec_images, &mm, &im, BPF_ANY) == 0)
+		if (!sees_our_files((struct task_struct *)bpf_get_current_task()))
+			/* Not recorded, and no earlier image under this address either: the new mm
+			 * can sit where a freed one of the same process was (an exec'ed image's,
+			 * freed at its own exec), whose entry would name this image's addresses
+			 * from the other's records (unshare -m then exec: every frame unknown). */
+			bpf_map_delete_elem(&exec_images, &mm);
+		else if (bpf_map_update_elem(&exec_images, &mm, &im, BPF_ANY) == 0)
 			r->recorded = 1;
-		__sync_fetch_and_add(&exec_gen, 1); /* after the update: see image_cache */
+		__sync_fetch_and_add(&exec_gen, 1); /* after the change: see image_cache */
 	}
 	/* A recorded image is not urgent (the wakeup was ~27 us of this program's ~29 us an
 	 * exec on the benchmark VM). Unrecorded images want their maps now. */
