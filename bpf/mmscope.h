@@ -194,13 +194,15 @@ struct tlb_syscall_counts {
 };
 
 /* Per-process context switches (key: tgid of the traced side). */
+enum switch_proc_counter { SP_TOTAL, SP_SAME_MM, SP_MM_CHANGE, SP_KERNEL, SP_NR };
+
 struct switch_proc {
 	char comm[MMSCOPE_COMM_LEN];
 	union {
 		struct {
 			__u64 total, same_mm, mm_change, kernel;
 		};
-		__u64 n[4]; /* the same, by index */
+		__u64 n[SP_NR]; /* the same, by enum switch_proc_counter */
 	};
 };
 

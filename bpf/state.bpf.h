@@ -393,6 +393,7 @@ STATE_DECL struct {
  */
 struct cpu_switch_state {
 	__u64 last_user_mm;
+	__u64 last_prev; /* the task the last switch switched out: current until its CR3 load */
 	__u32 last_class;
 	__u32 counted; /* the last switch passed the filter */
 };

@@ -35,17 +35,21 @@ struct {
 	__type(value, struct proc_slot);
 } switch_proc_pending SEC(".maps");
 
-/* t: the traced side of the switch, whose comm a new row takes. Counters: struct switch_proc. */
+/* t: the traced side of the switch, whose comm its row takes. */
 static __always_inline void switch_proc_count(__u32 tgid, struct task_struct *t, __u32 cls)
 {
 	bool atomic;
-	__u64 *n = proc_counters(&switch_procs, &switch_proc_pending, 4, tgid, t, true,
+	__u64 *n = proc_counters(&switch_procs, &switch_proc_pending, SP_NR, tgid, t, true,
 				 CNT_LOST_SWITCH_PROC, &atomic);
 
 	if (!n)
 		return;
-	proc_counter_inc(n, 0, atomic);
-	proc_counter_inc(n, cls == SWC_SAME_MM ? 1 : cls == SWC_MM_CHANGE ? 2 : 3, atomic);
+	proc_counter_inc(n, SP_TOTAL, atomic);
+	proc_counter_inc(n,
+			 cls == SWC_SAME_MM	? SP_SAME_MM
+			 : cls == SWC_MM_CHANGE ? SP_MM_CHANGE
+						: SP_KERNEL,
+			 atomic);
 }
 
 static __always_inline void note_mm_cpu(__u64 mm)
@@ -98,6 +102,7 @@ static __always_inline void on_switch(struct task_struct *prev, struct task_stru
 	if (track_mm_cpus && next_mm)
 		note_mm_cpu(next_mm);
 	cs->last_class = cls;
+	cs->last_prev = (__u64)prev;
 	cs->counted = prev_ok || next_ok;
 	if (!cs->counted)
 		return;
@@ -144,25 +149,30 @@ static __always_inline void on_task_switch_flush(int reason, unsigned long pages
 	if (!cs)
 		return;
 	/*
-	 * One CR3 load per switch. Another one before the next switch is not a switch's: exec's
-	 * activate_mm() or a kernel thread's kthread_use_mm(), left to tlb.task_switch. The CPU
-	 * now runs that mm (current's, already set by both): a later switch to it loads nothing
-	 * and is no change.
+	 * One CR3 load per switch, in switch_mm_irqs_off(), before switch_to(): current is still
+	 * the task the switch is switching out. A CR3 load with another current, or with no
+	 * switch before it, is not a switch's: exec's activate_mm() (which then runs on the CPU
+	 * the task had, maybe not the one its exec tracepoint fires on), a kernel thread's
+	 * kthread_use_mm(), text patching's temporary mm, left to tlb.task_switch. The CPU now
+	 * runs current's mm: a later switch to it loads nothing and is no change. Matched by the
+	 * class alone, such a load following a switch that loaded nothing was taken for that
+	 * switch's and the CPU's mm was not updated, so that a later switch back to the loaded
+	 * mm counted a change without a CR3 load (docs/reliability.md, B18).
 	 */
-	if (cs->last_class == SWC_NONE) {
+	if (cs->last_class == SWC_NONE || cs->last_prev != bpf_get_current_task()) {
 		struct task_struct *t = (struct task_struct *)bpf_get_current_task();
 		__u64 mm = (__u64)BPF_CORE_READ(t, mm);
 
 		/*
 		 * Not before the first switch seen on this CPU, which takes what the CPU runs
-		 * from prev->active_mm. While the hooks are attached, a switch whose own
+		 * from prev->active_mm. While the hooks are being attached, a switch whose own
 		 * program was not yet there can have its CR3 load seen here, with current
-		 * still prev (switch_mm_irqs_off() runs before switch_to()): prev's mm, not
-		 * the one loaded. Kept, it made that CPU's next switch back to the loaded mm
-		 * a change without a CR3 load (docs/reliability.md, B18).
+		 * still prev: prev's mm, not the one loaded. Kept, it made that CPU's next
+		 * switch back to the loaded mm a change without a CR3 load (B18 too).
 		 */
 		if (mm && cs->last_user_mm)
 			cs->last_user_mm = mm;
+		cs->last_class = SWC_NONE;
 		return;
 	}
 	if (cs->counted) {
