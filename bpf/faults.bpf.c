@@ -133,12 +133,11 @@ static __always_inline void read_user_frame(void *ctx, struct fault_location *lo
 	loc->status = frame.status;
 }
 
-/* The slot of location_cache a location key hashes to (Fibonacci hashing of the instruction
- * and the process; the mm is a pointer the verifier allows no arithmetic on). */
+/* The slot of location_cache a location key hashes to (the instruction and the process; the
+ * mm is a pointer the verifier allows no arithmetic on). */
 static __always_inline struct location_slot *location_slot_of(const struct fault_location_key *key)
 {
-	__u64 h = (key->ip ^ ((__u64)key->tgid << 40)) * 0x9e3779b97f4a7c15ULL;
-	__u32 idx = (__u32)(h >> (64 - LOC_CACHE_BITS));
+	__u32 idx = cache_slot(key->ip ^ ((__u64)key->tgid << 40), LOC_CACHE_BITS);
 
 	return bpf_map_lookup_elem(&location_cache, &idx);
 }

@@ -150,6 +150,15 @@ static __always_inline __u64 image_in_mmap_records(__u32 tgid, __u64 mm)
 	return ns;
 }
 
+/*
+ * The slot, of 2^bits, that a per-CPU cache keeps the entry of hash h in: Fibonacci hashing
+ * (the top bits of h times 2^64 / phi), which spreads consecutive pids and addresses.
+ */
+static __always_inline __u32 cache_slot(__u64 h, __u32 bits)
+{
+	return (__u32)((h * 0x9e3779b97f4a7c15ULL) >> (64 - bits));
+}
+
 /* Per CPU: the processes trace_allowed() and task_allowed() looked up in tracked last, and
  * the answers, in FILTER_CACHE_SLOTS slots by hash of the tgid. A CPU runs a few processes at
  * a time; the lookup (a hash of the pid, a bucket walk) was half of what `mmscope stat` cost
@@ -207,7 +216,7 @@ static __always_inline __u64 process_start_time(struct task_struct *t)
 /* Whether process tgid, of task t (current when NULL), is tracked. */
 static __always_inline bool tgid_tracked_task(__u32 tgid, struct task_struct *t)
 {
-	__u32 idx = (tgid * 0x9e3779b9u) >> (32 - FILTER_CACHE_BITS);
+	__u32 idx = cache_slot(tgid, FILTER_CACHE_BITS);
 	struct filter_cache *fc = bpf_map_lookup_elem(&filter_cache, &idx);
 	__u64 gen = *(volatile __u64 *)&tracked_gen, *start;
 	__u8 *v;
@@ -739,8 +748,7 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 		return kernel_user_stack(ctx, sc);
 	key.depth = n;
 	key.mm = current_mm();
-	idx = (__u32)(((key.walk_hash ^ ((__u64)tgid << 32)) * 0x9e3779b97f4a7c15ULL) >>
-		      (64 - USTACK_CACHE_BITS));
+	idx = cache_slot(key.walk_hash ^ ((__u64)tgid << 32), USTACK_CACHE_BITS);
 	slot = bpf_map_lookup_elem(&ustack_cache, &idx);
 	if (slot && !slot->busy) {
 		slot->busy = 1;
@@ -983,7 +991,7 @@ static __always_inline __u64 *proc_counters(void *rows, void *slots, __u32 ncoun
 					    struct task_struct *t, bool create, int lost_counter,
 					    bool *atomic)
 {
-	__u32 idx = (tgid * 0x9e3779b9u) >> (32 - PROC_SLOT_BITS);
+	__u32 idx = cache_slot(tgid, PROC_SLOT_BITS);
 	struct proc_slot *slot = NULL;
 	__u64 *row;
 
@@ -1062,10 +1070,9 @@ static __always_inline void folded_send(const struct folded_key *key, __u64 coun
  */
 static __always_inline void folded_add(const struct folded_key *key, __u64 latency_ns)
 {
-	__u64 h = (key->user_stack ^ (key->kernel_stack >> 1) ^ ((__u64)key->tgid << 32) ^
-		   key->kind) *
-		  0x9e3779b97f4a7c15ULL;
-	__u32 idx = (__u32)(h >> (64 - FOLDED_CACHE_BITS));
+	__u32 idx = cache_slot(key->user_stack ^ (key->kernel_stack >> 1) ^
+				       ((__u64)key->tgid << 32) ^ key->kind,
+			       FOLDED_CACHE_BITS);
 	struct folded_slot *slot = bpf_map_lookup_elem(&folded_cache, &idx);
 
 	if (!slot || slot->busy) {

@@ -140,6 +140,7 @@ int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev, struct task_str
 static __always_inline void on_task_switch_flush(int reason, unsigned long pages)
 {
 	struct cpu_switch_state *cs;
+	struct task_struct *t;
 	struct mm_stats *s;
 	__u32 zero = 0;
 
@@ -159,8 +160,8 @@ static __always_inline void on_task_switch_flush(int reason, unsigned long pages
 	 * switch's and the CPU's mm was not updated, so that a later switch back to the loaded
 	 * mm counted a change without a CR3 load (docs/reliability.md, B18).
 	 */
-	if (cs->last_class == SWC_NONE || cs->last_prev != bpf_get_current_task()) {
-		struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	t = (struct task_struct *)bpf_get_current_task();
+	if (cs->last_class == SWC_NONE || cs->last_prev != (__u64)t) {
 		__u64 mm = (__u64)BPF_CORE_READ(t, mm);
 
 		/*

@@ -438,8 +438,8 @@ static int attach_point(struct session *s, const struct hook_candidate *c,
 static int attach_order(int k)
 {
 	/* A switch's CR3 load (bpf/switch.bpf.c) is matched to the switch classified just
-	 * before it on its CPU, and one with no switch before it is ignored: its hook goes
-	 * first, so that no switch is counted without it (see detach_links()). */
+	 * before it on its CPU: its hook goes first, so that no switch is counted without it
+	 * (see detach_links()). */
 	static const enum mm_event_id first[] = {EV_TASK_FORK, EV_TASK_EXIT, EV_TASK_EXEC,
 						 EV_TASK_FREE, EV_SWITCH_FLUSH};
 	const int nfirst = (int)(sizeof(first) / sizeof(first[0]));
@@ -470,7 +470,7 @@ static void grace_period(void)
  * Detach the hooks, in the order they were attached, but the switch CR3-load hook last, a
  * grace period after the switch hook: a program still running for a switch when its hook
  * goes (unregistering a tracepoint probe does not wait for it) must still find the hook of
- * that switch's CR3 load (test_switch saw one mm change without its CR3 load in a CI run).
+ * that switch's CR3 load (docs/reliability.md, B18).
  */
 static void detach_links(struct session *s)
 {
