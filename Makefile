@@ -175,12 +175,13 @@ bench: deps
 	$(Q)tools/bench/run.sh
 
 # The profile pass's measurement floor: empty programs on mmscope's hooks (tools/bench/floor.c).
-bench-tools: $(OUT)/bench/floor $(OUT)/bench/floor.bpf.o
-$(OUT)/bench/floor.bpf.o: tools/bench/floor.bpf.c vmlinux-headers/$(ARCH)/vmlinux.h
+# Built beside, not in, build/bench: each run of the benchmark empties that.
+bench-tools: $(OUT)/bench-tools/floor $(OUT)/bench-tools/floor.bpf.o
+$(OUT)/bench-tools/floor.bpf.o: tools/bench/floor.bpf.c vmlinux-headers/$(ARCH)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
-$(OUT)/bench/floor: tools/bench/floor.c
+$(OUT)/bench-tools/floor: tools/bench/floor.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(USER_CFLAGS) -o $@ $< $(LIBS)

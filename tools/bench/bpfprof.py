@@ -3,26 +3,19 @@
 """Watch one tracer process's BPF programs and maps while it runs.
 
 Usage: bpfprof.py (--pid PID | --child-of PID | --pidfile F [--child]) --out FILE
-                  [--interval S] [--bpftool PATH] [--cont PID]
+                  [--interval S] [--bpftool PATH] [--cont PID [--cont-after FILE]]
+                  [--ready FILE]
 
 --pidfile waits (up to 60 s) for F to hold a pid, so the watcher can be started before the
 process it watches (Python may start slower than a short run lasts); --child watches that
 pid's first child (the tracer under /usr/bin/time). --cont PID sends SIGCONT to PID (a
 stopped workload) once the tracer is attached: its bpf_link fds exist and have not changed
-for 0.3 s (or after 60 s, whatever happened).
-
-The process's own file descriptors say which BPF objects are its own: each bpf-prog fd's
-/proc/PID/fdinfo has prog_id, run_time_ns and run_cnt (the kernel's BPF statistics, counted
-only while sysctl kernel.bpf_stats_enabled=1), each bpf-map fd has map_id and memlock. So other
-tracers running on the same host (another mmscope, a test suite) are never mixed in.
-Every second `bpftool prog show -j` / `bpftool map show -j` give the names (and bpftool's
-own view of the same counters, kept when it is newer).
-
-Polls every --interval seconds until the process exits, then writes one JSON object:
-  progs: [{id, name, type, run_time_ns, run_cnt, ns_per_run, memlock}], counters as last seen
-  maps:  [{id, name, type, max_entries, memlock}] of the largest set seen at once (steady state)
-  map_memlock_total, prog_memlock_total, vmhwm_kb (peak RSS as /proc/PID/status last showed
-  it), attached_s (time from the first poll to the first program fd), polls, pid.
+for 0.3 s (or after 60 s, whatever happened), and, with --cont-after FILE, once FILE exists.
+--ready FILE creates FILE once the links are stable, so that a script can attach a second
+tracer after this one (programs on one hook run in the order they were attached, and the first
+runs with the colder caches). With --cont, the programs' counters are reported from the moment
+the workload was continued: what the tracer ran before it (a second tracer's start-up, say) is
+left out.
 """
 import argparse
 import json
@@ -115,6 +108,8 @@ def main():
     ap.add_argument("--interval", type=float, default=0.05)
     ap.add_argument("--bpftool", default="bpftool")
     ap.add_argument("--cont", type=int)
+    ap.add_argument("--ready")
+    ap.add_argument("--cont-after")
     a = ap.parse_args()
 
     t0 = time.monotonic()
@@ -144,21 +139,29 @@ def main():
     progs, maps_best, names, map_names = {}, {}, {}, {}
     hwm, attached, polls, last_tool = None, None, 0, 0.0
     links_prev, links_since, continued = None, None, None
+    ready_done, base = False, {}
     while True:
         links = []
         p, m = read_fdinfo(pid, links)
         if p is None:
             break
-        if a.cont and continued is None:
+        if (a.cont or a.ready) and continued is None:
             now = time.monotonic()
             key = tuple(sorted(links))
             if key != links_prev:
                 links_prev, links_since = key, now
-            if (links and now - links_since >= 0.3) or now - t0 > 60:
-                try:
-                    os.kill(a.cont, 18)  # SIGCONT
-                except OSError:
-                    pass
+            stable = (links and now - links_since >= 0.3) or now - t0 > 60
+            if stable and a.ready and not ready_done:
+                open(a.ready, "w").close()
+                ready_done = True
+            if stable and (not a.cont_after or os.path.exists(a.cont_after)
+                           or now - t0 > 60):
+                if a.cont:
+                    base = {i: (v["run_cnt"], v["run_time_ns"]) for i, v in p.items()}
+                    try:
+                        os.kill(a.cont, 18)  # SIGCONT
+                    except OSError:
+                        pass
                 continued = now - t0
         polls += 1
         h = vmhwm_kb(pid)
@@ -202,6 +205,10 @@ def main():
     out_progs = []
     for i, v in sorted(progs.items()):
         v["name"] = names.get(i, "?")
+        if i in base:
+            v["run_cnt_before"], v["run_time_ns_before"] = base[i]
+            v["run_cnt"] -= base[i][0]
+            v["run_time_ns"] -= base[i][1]
         v["ns_per_run"] = v["run_time_ns"] / v["run_cnt"] if v["run_cnt"] else None
         out_progs.append(v)
     out_maps = []

@@ -209,15 +209,24 @@ def traced_counts(stem):
     return m
 
 
-def load_floor(out):
-    """Empty programs' ns/run by event name (bpftrace's program names), and their median."""
-    try:
-        d = json.load(open(os.path.join(out, "profile", "floor.bpf.json")))
-    except (OSError, ValueError):
-        return {}, None
-    fl = {p["name"]: p["ns_per_run"] for p in d.get("progs", []) if p.get("run_cnt", 0) >= 100}
-    vals = sorted(v for k, v in fl.items() if k.startswith("f_"))
-    return fl, vals[len(vals) // 2] if vals else None
+def load_floor(out, workloads):
+    """Per workload: the floor programs' ns/run by name (f_* empty, each alone on its hook;
+    c_pf_user the smallest counting program, alone), and the median of the empty ones."""
+    floors, medians = {}, {}
+    for w in workloads:
+        fl = {}
+        for part in ("empty", "count"):
+            try:
+                d = json.load(open(os.path.join(out, "profile", "floor.%s.%s.bpf.json" % (part, w))))
+            except (OSError, ValueError):
+                continue
+            fl.update({p["name"]: p["ns_per_run"] for p in d.get("progs", [])
+                       if p.get("run_cnt", 0) >= 100})
+        if fl:
+            floors[w] = fl
+            vals = sorted(v for k, v in fl.items() if k.startswith("f_"))
+            medians[w] = vals[len(vals) // 2] if vals else None
+    return floors, medians
 
 
 def floor_for(name, floors, median):
@@ -231,7 +240,7 @@ def load_profile(out, workloads):
     prof = {}
     for path in sorted(glob.glob(os.path.join(out, "profile", "*.bpf.json"))):
         base = os.path.basename(path)[: -len(".bpf.json")]
-        if base.endswith(".twin") or base == "floor":
+        if base.endswith(".twin") or base.startswith("floor."):
             continue
         wl, cfg = base.rsplit(".", 1)
         try:
@@ -430,18 +439,23 @@ def main():
         P("the worst of the three: counting <= %d ns, stack-collecting <= %d ns. In-program time only: the hook's"
           % (TARGET_COUNT_NS, TARGET_STACK_NS))
         P("dispatch (e.g. the perf software event's overflow path) is not in run_time_ns.")
-        floors, floor_med = load_floor(out)
+        floors, floor_med = load_floor(out, workloads)
         res["bpf_floor_ns"] = floors
         if floors:
-            P("net = judged - floor, where floor = ns/run of an empty program of the same type on the same")
-            P("hook (tools/bench/floor.bpf.c; the kernel's own timing of each run): %s."
-              % ", ".join("%s %.0f" % (FLOOR_NAMES[k], v) for k, v in sorted(floors.items())
-                          if k in FLOOR_NAMES))
-            if "c_pf_user" in floors:
-                P("For scale, the smallest counting program (one per-CPU counter) on page_fault_user: %.0f ns"
-                  % floors["c_pf_user"])
-                P("(net %.0f: a cache miss, as the fault handler has just zeroed a page)."
-                  % (floors["c_pf_user"] - floors.get("f_pf_user", 0)))
+            P("net = judged - floor, where floor = ns/run of an empty program of the same type alone on the")
+            P("same hook, over the same workload (tools/bench/floor.bpf.c; the kernel's own timing of each run):")
+            for w in workloads:
+                fl = floors.get(w)
+                if not fl:
+                    continue
+                P("  %s: %s" % (w, ", ".join("%s %.0f" % (FLOOR_NAMES[k], v) for k, v in sorted(fl.items())
+                                             if k in FLOOR_NAMES)))
+            scale = [(w, floors[w]["c_pf_user"], floors[w].get("f_pf_user")) for w in workloads
+                     if "c_pf_user" in floors.get(w, {})]
+            if scale:
+                P("For scale, the smallest counting program (one per-CPU counter) alone on page_fault_user: %s."
+                  % ", ".join("%s %.0f ns (net %s)" % (w, v, "%.0f" % (v - e) if e is not None else "?")
+                              for w, v, e in scale))
             P("Judged (on net) only where a program has >= %d runs and >= %d%% of its instance's runs;"
               " the rest are shown as rare."
               % (HOT_MIN_RUNS, HOT_MIN_SHARE * 100))
@@ -474,7 +488,7 @@ def main():
                     # the worst of what is known: per traced event, per filtered event, mean
                     judged = max(x for x in (tr, p.get("filtered_ns_per_run"), p["ns_per_run"])
                                  if x is not None)
-                    fl = floor_for(p["name"], floors, floor_med) if floors else None
+                    fl = floor_for(p["name"], floors[w], floor_med.get(w)) if w in floors else None
                     p["floor_ns"] = fl
                     p["judged_ns"] = judged = max(0.0, judged - (fl or 0))
                     p["hot"] = hot = p["run_cnt"] >= HOT_MIN_RUNS and \

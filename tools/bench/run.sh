@@ -120,7 +120,7 @@ mkdir -p "$BIN"
 cp "$MM_SRC" "$BIN/mmscope"
 for w in "${wls[@]}"; do cp "$BUILD/workloads/$w" "$BIN/$w"; done
 MM=$BIN/mmscope
-FLOOR=$BUILD/bench/floor FLOOR_OBJ=$BUILD/bench/floor.bpf.o
+FLOOR=$BUILD/bench-tools/floor FLOOR_OBJ=$BUILD/bench-tools/floor.bpf.o
 if [ -x "$FLOOR" ]; then
 	cp "$FLOOR" "$FLOOR_OBJ" "$BIN/" && FLOOR=$BIN/floor FLOOR_OBJ=$BIN/floor.bpf.o
 fi
@@ -299,25 +299,31 @@ if [ "$PROFILE" = 1 ]; then
 			mm_tlb) mode=(tlb --json -o) ext=json ;;
 			*) continue ;;
 			esac
-			rm -f "$TMP"/pidfile*
+			rm -f "$TMP"/pidfile* "$TMP"/ready*
 			# The workload is stopped within its pause (its loop cannot have begun) and
-			# continued by the watcher once mmscope's hooks are attached.
+			# continued once both mmscope instances are attached: the traced one first, so
+			# that its programs run first on each hook, as when mmscope runs alone (the
+			# first program after a fault runs with the colder caches: tools/bench/README.md).
+			# The traced instance's counters are taken from that moment: the twin's start-up
+			# is not in them.
 			read -r -a cmd <<<"$BIN/$w --pause-before-ms $PAUSE_MS ${WL_ARGS[$w]}"
 			"${cmd[@]}" >"$PT/$w.$c.workload" 2>&1 </dev/null &
 			wpid=$!
 			kill -STOP "$wpid"
 			"$PY" "$here/bpfprof.py" --pidfile "$TMP/pidfile" --child --bpftool "$BPFTOOL" \
-				--cont "$wpid" --out "$PT/$w.$c.bpf.json" &
+				--ready "$TMP/ready" --cont "$wpid" --cont-after "$TMP/ready.twin" \
+				--out "$PT/$w.$c.bpf.json" &
 			ppid=$!
-			"$PY" "$here/bpfprof.py" --pidfile "$TMP/pidfile.twin" --bpftool "$BPFTOOL" \
-				--out "$PT/$w.$c.twin.bpf.json" &
-			ppid2=$!
 			/usr/bin/time -v -o "$PT/$w.$c.time" "$MM" "${mode[@]}" "$PT/$w.$c.$ext" -p "$wpid" \
 				>/dev/null 2>"$PT/$w.$c.stderr" </dev/null &
 			tpid=$!
+			echo "$tpid" >"$TMP/pidfile.tmp" && mv "$TMP/pidfile.tmp" "$TMP/pidfile"
+			for _ in $(seq 1200); do [ -e "$TMP/ready" ] && break; sleep 0.05; done
+			"$PY" "$here/bpfprof.py" --pidfile "$TMP/pidfile.twin" --bpftool "$BPFTOOL" \
+				--ready "$TMP/ready.twin" --out "$PT/$w.$c.twin.bpf.json" &
+			ppid2=$!
 			"$MM" "${mode[@]}" "$TMP/twin.$ext" -p "$IDLE" >/dev/null 2>&1 </dev/null &
 			twin=$!
-			echo "$tpid" >"$TMP/pidfile.tmp" && mv "$TMP/pidfile.tmp" "$TMP/pidfile"
 			echo "$twin" >"$TMP/pidfile.tmp" && mv "$TMP/pidfile.tmp" "$TMP/pidfile.twin"
 			wait "$wpid"
 			wait "$tpid"
@@ -330,23 +336,33 @@ if [ "$PROFILE" = 1 ]; then
 		done
 	done
 	# The measurement floor: with kernel.bpf_stats_enabled=1 the kernel times every run itself
-	# (two sched_clock() reads and a per-CPU statistics update around the program), ~50-130 ns
-	# a run on the benchmark VM. Empty programs of the same types on mmscope's hooks
-	# (tools/bench/floor.bpf.c), run over the first workload, measure it per hook; the report
-	# takes it out of mmscope's programs' times ("net").
+	# (two sched_clock() reads and a per-CPU statistics update around the program), 25-130 ns
+	# a run on the benchmark VMs. Empty programs of the same types on mmscope's hooks
+	# (tools/bench/floor.bpf.c), each alone on its hook as mmscope's program is (a second
+	# program on a hook runs with warm caches and reads 30-50 ns less), run over each
+	# workload, measure it per (workload, hook); the report takes it out of mmscope's
+	# programs' times ("net"). Then the smallest counting program, alone, for scale.
 	if [ -x "$FLOOR" ] && [ -f "$FLOOR_OBJ" ]; then
-		w=${wls[0]}
-		rm -f "$TMP/pidfile"
-		"$PY" "$here/bpfprof.py" --pidfile "$TMP/pidfile" --bpftool "$BPFTOOL" --out "$PT/floor.bpf.json" &
-		ppid=$!
-		sleep 0.3
-		read -r -a cmd <<<"$BIN/$w ${WL_ARGS[$w]}"
-		"$FLOOR" "$FLOOR_OBJ" -- "${cmd[@]}" >"$PT/floor.workload" 2>"$PT/floor.stderr" </dev/null &
-		bpid=$!
-		echo "$bpid" >"$TMP/pidfile.tmp" && mv "$TMP/pidfile.tmp" "$TMP/pidfile"
-		wait "$bpid" || say "  floor: $(head -c 300 "$PT/floor.stderr")"
-		wait "$ppid"
-		say "  floor (empty programs on the same hooks, $w): done"
+		for w in "${wls[@]}"; do
+			for set in empty count; do
+				case $set in
+				empty) only=f_pf_user,f_pf_kernel,f_minor,f_tlb_flush,f_switch,f_fork,f_exec,f_exit ;;
+				count) only=c_pf_user ;;
+				esac
+				f=$PT/floor.$set.$w
+				rm -f "$TMP/pidfile"
+				"$PY" "$here/bpfprof.py" --pidfile "$TMP/pidfile" --bpftool "$BPFTOOL" --out "$f.bpf.json" &
+				ppid=$!
+				sleep 0.3
+				read -r -a cmd <<<"$BIN/$w ${WL_ARGS[$w]}"
+				"$FLOOR" --only "$only" "$FLOOR_OBJ" -- "${cmd[@]}" >"$f.workload" 2>"$f.stderr" </dev/null &
+				bpid=$!
+				echo "$bpid" >"$TMP/pidfile.tmp" && mv "$TMP/pidfile.tmp" "$TMP/pidfile"
+				wait "$bpid" || say "  floor: $(head -c 300 "$f.stderr")"
+				wait "$ppid"
+			done
+			say "  floor (empty programs alone on the same hooks, $w): done"
+		done
 	else
 		say "  floor: no $FLOOR (make bench-tools): per-program times judged without it"
 	fi
