@@ -22,7 +22,7 @@ usage() {
 	cat <<'EOF'
 
   --quick           3 runs, smaller workloads, 3 start-up runs (about 5 minutes)
-  -n, --runs N      interleaved timed runs of each (workload, configuration) (default 6)
+  -n, --runs N      interleaved timed runs of each (workload, configuration) (default 9)
   -w, --workloads L comma list of: page_touch exec_loop fork_exec mprotect_toggle tlb_switch
   -c, --configs L   comma list of: base mm_stat mm_faults mm_folded mm_tlb perf_stat
                     perf_record bt_count bt_pair bt_stacks (base is always run)
@@ -75,7 +75,7 @@ if [ "$QUICK" = 1 ]; then
 	: "${PT_ARGS:=-w 4000 -r 4000}" "${EL_ARGS:=25}" "${FE_ARGS:=-n 10}"
 	: "${MP_ARGS:=--single -s 16M -i 5}" "${TS_ARGS:=-t 1500}"
 else
-	: "${RUNS:=6}" "${STARTUP_RUNS:=5}" "${PAUSE_MS:=500}"
+	: "${RUNS:=9}" "${STARTUP_RUNS:=5}" "${PAUSE_MS:=500}"
 	: "${PT_ARGS:=-w 8000 -r 8000}" "${EL_ARGS:=50}" "${FE_ARGS:=-n 20}"
 	: "${MP_ARGS:=--single -s 32M -i 6}" "${TS_ARGS:=-t 3000}"
 fi
