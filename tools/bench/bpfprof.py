@@ -4,7 +4,7 @@
 
 Usage: bpfprof.py (--pid PID | --child-of PID | --pidfile F [--child]) --out FILE
                   [--interval S] [--bpftool PATH] [--cont PID [--cont-after FILE]]
-                  [--ready FILE]
+                  [--ready FILE] [--pause-of PID]
 
 --pidfile waits (up to 60 s) for F to hold a pid, so the watcher can be started before the
 process it watches (Python may start slower than a short run lasts); --child watches that
@@ -15,7 +15,9 @@ for 0.3 s (or after 60 s, whatever happened), and, with --cont-after FILE, once 
 tracer after this one (programs on one hook run in the order they were attached, and the first
 runs with the colder caches). With --cont, the programs' counters are reported from the moment
 the workload was continued: what the tracer ran before it (a second tracer's start-up, say) is
-left out.
+left out. --pause-of PID: the counters are also read when PID (the workload, continued) is
+first seen asleep in its --pause-before-ms, after its set-up and before its loop; each
+program's run_cnt_setup / run_time_ns_setup are what it ran in between (the set-up's events).
 """
 import argparse
 import json
@@ -98,6 +100,15 @@ def child_of(ppid):
         return None
 
 
+def in_pause(pid):
+    """Whether pid sleeps in nanosleep (the workloads' pause before their loop)."""
+    try:
+        with open("/proc/%d/wchan" % pid) as f:
+            return "nanosleep" in f.read()
+    except OSError:
+        return False
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--pid", type=int)
@@ -110,6 +121,7 @@ def main():
     ap.add_argument("--cont", type=int)
     ap.add_argument("--ready")
     ap.add_argument("--cont-after")
+    ap.add_argument("--pause-of", type=int)
     a = ap.parse_args()
 
     t0 = time.monotonic()
@@ -139,7 +151,7 @@ def main():
     progs, maps_best, names, map_names = {}, {}, {}, {}
     hwm, attached, polls, last_tool = None, None, 0, 0.0
     links_prev, links_since, continued = None, None, None
-    ready_done, base = False, {}
+    ready_done, base, at_pause = False, {}, None
     while True:
         links = []
         p, m = read_fdinfo(pid, links)
@@ -163,6 +175,8 @@ def main():
                     except OSError:
                         pass
                 continued = now - t0
+        elif a.pause_of and continued is not None and at_pause is None and in_pause(a.pause_of):
+            at_pause = {i: (v["run_cnt"], v["run_time_ns"]) for i, v in p.items()}
         polls += 1
         h = vmhwm_kb(pid)
         if h is not None:
@@ -205,6 +219,10 @@ def main():
     out_progs = []
     for i, v in sorted(progs.items()):
         v["name"] = names.get(i, "?")
+        if at_pause is not None:
+            c0, t0_ = base.get(i, (0, 0))
+            c1, t1 = at_pause.get(i, (c0, t0_))
+            v["run_cnt_setup"], v["run_time_ns_setup"] = c1 - c0, t1 - t0_
         if i in base:
             v["run_cnt_before"], v["run_time_ns_before"] = base[i]
             v["run_cnt"] -= base[i][0]
@@ -223,6 +241,7 @@ def main():
         "polls": polls,
         "attached_s": attached,
         "continued_s": continued,
+        "pause_seen": at_pause is not None,
         "vmhwm_kb": hwm,
         "progs": out_progs,
         "maps": out_maps,

@@ -241,19 +241,22 @@ def floor_for(name, floors, median):
 
 
 def accounted_bpf_ns(d, floors, median):
-    """In-program BPF time an instance spent on the traced workload's events, raw and net of
+    """In-program BPF time an instance spent on the traced workload's loop, raw and net of
     the floor. Per program: traced events x ns per traced event where the tracer counted its
     events (ns/run where the traced share was too small to separate), else every run (an upper
-    bound: the host's other events too, e.g. a fork hook's)."""
+    bound: the host's other events too, e.g. a fork hook's); less the runs of the workload's
+    set-up (bpfprof.py --pause-of: those before its pause)."""
     raw = net = 0.0
     for p in d.get("progs", []):
         if not p["run_cnt"]:
             continue
+        setup = p.get("run_cnt_setup") or 0
         n, per = p.get("traced_events"), p.get("traced_ns_per_event")
         if n is None:
             n, per = p["run_cnt"], p["ns_per_run"]
         elif per is None:
             per = p["ns_per_run"]
+        n = max(0, n - setup)
         fl = floor_for(p["name"], floors, median) if floors else None
         raw += n * per
         net += n * max(0.0, per - (fl or 0.0))
@@ -540,8 +543,10 @@ def main():
                     raw, net = accounted_bpf_ns(d, floors.get(w), floor_med.get(w))
                     bc = base["cpu_ns"]["min"]
                     d["bpf_share_of_base_cpu"] = {"raw": raw / bc, "net": net / bc}
-                    P("      in-program time on the target's events: %.1f ms, %.1f%% of the untraced"
-                      " loop's CPU min (%.1f%% net of the floor)" % (raw / 1e6, 100 * raw / bc, 100 * net / bc))
+                    P("      in-program time on the loop's events: %.1f ms, %.1f%% of the untraced"
+                      " loop's CPU min (%.1f%% net of the floor)%s"
+                      % (raw / 1e6, 100 * raw / bc, 100 * net / bc,
+                         "" if d.get("pause_seen") else "; set-up included (its pause not seen)"))
 
     # ---- targets ----
     T = res["targets"]

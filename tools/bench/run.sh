@@ -155,31 +155,6 @@ PERF_EVENTS=page-faults,minor-faults,major-faults,tlb:tlb_flush
 
 now_ns() { local t=$EPOCHREALTIME; echo "${t%.*}${t#*.}000"; }
 
-# Stop a workload in its --pause-before-ms sleep: its set-up (mappings, pre-faulting, the
-# children's first touches) is done and its loop has not begun, so what a tracer attached
-# from here counts is the loop's (mprotect_toggle pre-faults its whole region before it).
-# Its children then exist already (tlb_switch's, waiting for their turn), which -p does not
-# follow: tree_pids gives the tracer all of them.
-tree_pids() {
-	local p c out=$1
-	for p in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
-		for c in $(tree_pids "$p"); do out+=",$c"; done
-	done
-	echo "$out"
-}
-
-stop_in_pause() {
-	local pid=$1 i
-	for i in $(seq 3000); do
-		case $(cat "/proc/$pid/wchan" 2>/dev/null) in
-		*nanosleep*) kill -STOP "$pid" && return 0 ;;
-		esac
-		kill -0 "$pid" 2>/dev/null || return 1
-		sleep 0.01
-	done
-	return 1
-}
-
 # build_cmd CONFIG AUX CMD... -> RUN array
 build_cmd() {
 	local cfg=$1 aux=$2
@@ -325,28 +300,22 @@ if [ "$PROFILE" = 1 ]; then
 			*) continue ;;
 			esac
 			rm -f "$TMP"/pidfile* "$TMP"/ready*
-			# The workload is stopped within its pause (set-up done, loop not begun) and
+			# The workload is stopped within its pause (its loop cannot have begun) and
 			# continued once both mmscope instances are attached: the traced one first, so
 			# that its programs run first on each hook, as when mmscope runs alone (the
 			# first program after a fault runs with the colder caches: tools/bench/README.md).
 			# The traced instance's counters are taken from that moment: the twin's start-up
-			# is not in them.
+			# is not in them; and again when the workload sleeps in its pause, after its
+			# set-up: what ran before is the set-up's (mprotect_toggle pre-faults its region).
 			read -r -a cmd <<<"$BIN/$w --pause-before-ms $PAUSE_MS ${WL_ARGS[$w]}"
 			"${cmd[@]}" >"$PT/$w.$c.workload" 2>&1 </dev/null &
 			wpid=$!
-			if ! stop_in_pause "$wpid"; then
-				kill -KILL "$wpid" 2>/dev/null
-				wait "$wpid" 2>/dev/null
-				say "  $w $c: the workload did not reach its pause (see $PT/$w.$c.workload); not profiled"
-				continue
-			fi
-			# before the tracer starts: bpfprof.py --child takes time's first child for it
-			tpids=$(tree_pids "$wpid")
+			kill -STOP "$wpid"
 			"$PY" "$here/bpfprof.py" --pidfile "$TMP/pidfile" --child --bpftool "$BPFTOOL" \
-				--ready "$TMP/ready" --cont "$wpid" --cont-after "$TMP/ready.twin" \
+				--ready "$TMP/ready" --cont "$wpid" --cont-after "$TMP/ready.twin" --pause-of "$wpid" \
 				--out "$PT/$w.$c.bpf.json" &
 			ppid=$!
-			/usr/bin/time -v -o "$PT/$w.$c.time" "$MM" "${mode[@]}" "$PT/$w.$c.$ext" -p "$tpids" \
+			/usr/bin/time -v -o "$PT/$w.$c.time" "$MM" "${mode[@]}" "$PT/$w.$c.$ext" -p "$wpid" \
 				>/dev/null 2>"$PT/$w.$c.stderr" </dev/null &
 			tpid=$!
 			echo "$tpid" >"$TMP/pidfile.tmp" && mv "$TMP/pidfile.tmp" "$TMP/pidfile"
