@@ -220,9 +220,9 @@ def main():
     for i, v in sorted(progs.items()):
         v["name"] = names.get(i, "?")
         if at_pause is not None:
-            c0, t0_ = base.get(i, (0, 0))
-            c1, t1 = at_pause.get(i, (c0, t0_))
-            v["run_cnt_setup"], v["run_time_ns_setup"] = c1 - c0, t1 - t0_
+            cnt_cont, ns_cont = base.get(i, (0, 0))
+            cnt_pause, ns_pause = at_pause.get(i, (cnt_cont, ns_cont))
+            v["run_cnt_setup"], v["run_time_ns_setup"] = cnt_pause - cnt_cont, ns_pause - ns_cont
         if i in base:
             v["run_cnt_before"], v["run_time_ns_before"] = base[i]
             v["run_cnt"] -= base[i][0]

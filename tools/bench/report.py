@@ -89,6 +89,17 @@ def ratio(a, b):
     return a / b if a and b else None
 
 
+def paired_median(runs, other_runs):
+    """Median over rounds of cpu_ns(run) / cpu_ns(the other configuration's run of the same
+    round). The runs of a round are adjacent in time and share the host's state: this is blind
+    to a baseline that never drew the host's fast state in N runs, which the ratio of minimums
+    is not."""
+    by_round = {x["round"]: x["cpu_ns"] for x in other_runs if x["rc"] == 0 and x["cpu_ns"]}
+    rs = [x["cpu_ns"] / by_round[x["round"]] for x in runs
+          if x["rc"] == 0 and x["cpu_ns"] and x["round"] in by_round]
+    return statistics.median(rs) if rs else None
+
+
 def fmt_ratio(r):
     return "%6.3f" % r if r is not None else "   n/a"
 
@@ -380,14 +391,6 @@ def main():
             lost = [r["lost"] for r in cr if r["lost"] is not None]
             evs = [r["events"] / (r["loop_ns"] / 1e9) for r in ok
                    if r["events"] is not None and r["loop_ns"]]
-            # Each run against the baseline run of its own round (the runs of a round are
-            # adjacent in time, so they share the host's state): the median of those ratios is
-            # blind to a baseline that never drew the host's fast state in N runs, which the
-            # ratio of minimums is not.
-            base_by_round = {r["round"]: r["cpu_ns"] for r in wr
-                             if r["config"] == "base" and r["rc"] == 0 and r["cpu_ns"]}
-            paired = [r["cpu_ns"] / base_by_round[r["round"]] for r in ok
-                      if r["cpu_ns"] and r["round"] in base_by_round]
             e = {
                 "samples": [{k: r[k] for k in ("round", "rc", "loop_ns", "cpu_ns", "wall_ns",
                                                "events", "lost", "aux")} for r in cr],
@@ -396,7 +399,8 @@ def main():
                 "loop_ratio_median": ratio(ls and ls["median"], base_loop and base_loop["median"]),
                 "cpu_ratio_min": ratio(cs and cs["min"], base_cpu and base_cpu["min"]),
                 "cpu_ratio_median": ratio(cs and cs["median"], base_cpu and base_cpu["median"]),
-                "cpu_ratio_paired_median": statistics.median(paired) if paired else None,
+                "cpu_ratio_paired_median": paired_median(
+                    ok, [r for r in wr if r["config"] == "base"]),
                 "lost_total": sum(lost) if lost else None,
                 "events_per_s_max": max(evs) if evs else None,
                 "runs_ok": len(ok), "runs": len(cr),
@@ -538,10 +542,10 @@ def main():
                          "%.0f" % p["filtered_ns_per_run"] if p.get("filtered_ns_per_run") is not None else "-",
                          "%.0f" % tr if tr is not None else "-",
                          "%.0f" % fl if fl is not None else "-", judged, verdict))
-                base = summary.get((w, "base"))
-                if c in MM and d.get("progs") and base and base["cpu_ns"]:
+                untraced = summary.get((w, "base"))
+                if c in MM and d.get("progs") and untraced and untraced["cpu_ns"]:
                     raw, net = accounted_bpf_ns(d, floors.get(w), floor_med.get(w))
-                    bc = base["cpu_ns"]["min"]
+                    bc = untraced["cpu_ns"]["min"]
                     d["bpf_share_of_base_cpu"] = {"raw": raw / bc, "net": net / bc}
                     P("      in-program time on the loop's events: %.1f ms, %.1f%% of the untraced"
                       " loop's CPU min (%.1f%% net of the floor)%s"
@@ -567,14 +571,8 @@ def main():
         return a_["cpu_ns"]["min"] / b_["cpu_ns"]["min"]
 
     def paired_r(w, c, other="base"):
-        """Median over rounds of cpu(c) / cpu(other) in the same round."""
         a_, b_ = summary.get((w, c)), summary.get((w, other))
-        if not a_ or not b_:
-            return None
-        by_round = {x["round"]: x["cpu_ns"] for x in b_["samples"] if x["rc"] == 0 and x["cpu_ns"]}
-        rs = [x["cpu_ns"] / by_round[x["round"]] for x in a_["samples"]
-              if x["rc"] == 0 and x["cpu_ns"] and x["round"] in by_round]
-        return statistics.median(rs) if rs else None
+        return paired_median(a_["samples"], b_["samples"]) if a_ and b_ else None
 
     fh = [w for w in workloads if w in FAULT_HEAVY]
 
