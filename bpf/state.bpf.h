@@ -467,10 +467,26 @@ static __always_inline bool trace_allowed(__u64 pid_tgid)
 	return true;
 }
 
+/* Whether task t is in the -c cgroup or below it (bpf_current_task_under_cgroup()'s test, for a
+ * task that is not current): up its cgroup's ancestors, at most CGROUP_DEPTH_MAX levels.
+ * (Testing the cgroup itself only, a switch to a task of a child cgroup went uncounted unless
+ * the task switched out was traced.) */
+#define CGROUP_DEPTH_MAX 32
+static __always_inline bool task_in_cgroup(struct task_struct *t)
+{
+	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp);
+
+	for (int i = 0; i < CGROUP_DEPTH_MAX && cg; i++) {
+		if (BPF_CORE_READ(cg, kn, id) == targ_cgroup_id)
+			return true;
+		cg = BPF_CORE_READ(cg, self.parent, cgroup);
+	}
+	return false;
+}
+
 /*
  * The same filter for a task that is not current (the task switched in at sched_switch), of
- * process tgid (read by the caller: a direct load where t is a BTF pointer). The cgroup test
- * is exact for that side (the task's own cgroup, not its descendants).
+ * process tgid (read by the caller: a direct load where t is a BTF pointer).
  */
 static __always_inline bool task_allowed(struct task_struct *t, __u32 tgid)
 {
@@ -482,7 +498,7 @@ static __always_inline bool task_allowed(struct task_struct *t, __u32 tgid)
 	}
 	if (targ_tid && (__u32)BPF_CORE_READ(t, pid) != targ_tid)
 		return false;
-	if (filter_cgroup && BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id) != targ_cgroup_id)
+	if (filter_cgroup && !task_in_cgroup(t))
 		return false;
 	if (filter_tgid && !tgid_tracked_task(tgid, t))
 		return false;

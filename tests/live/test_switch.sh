@@ -101,6 +101,47 @@ else
 	skip "switch_filter (needs 2 CPUs)"
 fi
 
+# -c: a cgroup and its descendants. pingpong runs in a child cgroup, sleeping between sends so
+# that its CPU idles: every idle -> pingpong switch has an untraced task switched out, and
+# counts only if the task switched in passes the cgroup test. Two runs at once, -c PARENT and
+# -c PARENT/sub, see the same switches. perf stat of the command (its software event) counts
+# the switches out of its tasks; mmscope counts, once, every switch with a traced task on either
+# side: those, and the 2 a round trip into a task from idle at the end of its sleep (round trip:
+# A out to idle, idle to A, A to B, B out to idle, idle to B, B to A). Before the fix the switched-in task was tested for PARENT itself only:
+# 8013 switches under -c PARENT, 12022 under -c PARENT/sub.
+CG2=$(awk '$3 == "cgroup2" {print $2; exit}' /proc/mounts)
+if [ -n "$CG2" ] && mkdir "$CG2/mmscope-sw-$$" 2>/dev/null && mkdir "$CG2/mmscope-sw-$$/sub" 2>/dev/null; then
+	CG="$CG2/mmscope-sw-$$"
+	mkfifo "$TMP/cg.go"
+	perf stat -x, -o "$TMP/cg.perf" -e context-switches -- sh -c \
+		"echo \$\$ >'$CG/sub/cgroup.procs' && read x <'$TMP/cg.go' && exec '$WORKLOADS/pingpong' -r 2000 --sleep-us 50" >/dev/null &
+	held=$!
+	"$MMSCOPE" switch -v --json -o "$TMP/cgp.json" -c "$CG" 2>"$TMP/cgp.err" &
+	mp=$!
+	"$MMSCOPE" switch -v --json -o "$TMP/cgs.json" -c "$CG/sub" 2>"$TMP/cgs.err" &
+	ms=$!
+	if wait_attached "$TMP/cgp.err" && wait_attached "$TMP/cgs.err"; then
+		echo go >"$TMP/cg.go"
+		wait $held
+		kill -INT $mp $ms
+		wait $mp $ms
+		tp=$(json_get "$TMP/cgp.json" 'd["switch"]["total"]')
+		ts=$(json_get "$TMP/cgs.json" 'd["switch"]["total"]')
+		pcs=$(awk -F, '/context-switches/ {print $1}' "$TMP/cg.perf")
+		echo "# -c: parent $tp, child cgroup $ts, perf $pcs"
+		check "switch_cgroup_descendants_same_as_child" [ "$tp" = "$ts" ]
+		check "switch_cgroup_vs_perf_plus_wakeups_from_idle" within "$tp" $((pcs + 2 * 2000)) 2
+	else
+		fail "switch_cgroup (mmscope did not attach: $(one_line "$TMP/cgp.err"))"
+		kill $mp $ms $held 2>/dev/null
+		echo go >"$TMP/cg.go" &
+		wait
+	fi
+	rmdir "$CG/sub" "$CG" 2>/dev/null
+else
+	skip "switch_cgroup: no cgroup v2 hierarchy to make a test cgroup in"
+fi
+
 # stat shows the tlb and switch sections too.
 "$MMSCOPE" stat --json -o "$TMP/s.json" -- "$WORKLOADS/pingpong" -r 1000 >/dev/null
 ok=$(json_get "$TMP/s.json" '"switch" in d and "tlb" in d and "faults" in d and d["switch"]["mm_changes"] >= 2000')
