@@ -408,4 +408,12 @@ struct exec_image {
 	__u64 ns;
 };
 
+/* A process running before the mmap records began (bpf/state.bpf.c seed_images_iter): its
+ * address space (the exec_images key) and its process. */
+struct running_image {
+	__u32 tgid;
+	__u32 pad;
+	__u64 mm;
+};
+
 #endif

@@ -35,6 +35,7 @@ struct mlog_exec {
 	uint64_t ns;
 	uint32_t tgid;
 	uint32_t parent_tgid; /* a fork's (REC_FORK): 0 for an exec */
+	bool seeded;	      /* running before the records: its maps snapshot, then them */
 	uint64_t parent_ns;
 };
 
@@ -207,6 +208,11 @@ void mmap_log_fork(struct mmap_log *l, uint32_t tgid, uint64_t ns, uint32_t pare
 						.parent_ns = parent_ns});
 }
 
+void mmap_log_seed(struct mmap_log *l, uint32_t tgid, uint64_t ns)
+{
+	add_image(l, (struct mlog_exec){.ns = ns, .tgid = tgid, .seeded = true});
+}
+
 uint64_t mmap_log_lost(const struct mmap_log *l)
 {
 	return l ? l->lost : 0;
@@ -240,7 +246,8 @@ static size_t first_of(const struct mmap_log *l, uint32_t tgid)
 /*
  * The last mapping of ip that process tgid made in [from, to), where from is the image's
  * start: its exec's COMM record (the last at or before t_exec, when from_comm), or t_exec
- * itself (a fork's). to is the process's next exec, or upto if earlier. NULL when none.
+ * itself (a fork's or a seeded image's). to is the process's next exec, or upto if earlier.
+ * NULL when none.
  */
 static const struct mlog_ent *find_in_image(const struct mmap_log *l, uint32_t tgid,
 					    uint64_t t_exec, bool from_comm, uint64_t upto,
@@ -308,7 +315,9 @@ bool mmap_log_find(struct mmap_log *l, uint32_t tgid, uint64_t exec_ns, uint64_t
 
 		if (!x)
 			return false;
-		e = find_in_image(l, tgid, exec_ns, !x->parent_tgid, upto, ip);
+		e = find_in_image(l, tgid, exec_ns, !x->parent_tgid && !x->seeded, upto, ip);
+		if (!e && x->seeded)
+			hit->maps_pid = tgid; /* mapped before the records: in its snapshot */
 		if (!x->parent_tgid)
 			break;
 		/* Not mapped by the child since the fork: the parent's, made before it. */

@@ -503,6 +503,10 @@ static void set_autoload(struct session *s)
 	prog = bpf_object__find_program_by_name(s->skel->obj, "open_faults_iter");
 	if (prog && !s->cfg.count_only && (s->cfg.events & (1u << EV_FAULT_DONE)))
 		bpf_program__set_autoload(prog, true);
+	/* Where mmap records may name the images (mmap_log_wanted()), the running ones too. */
+	prog = bpf_object__find_program_by_name(s->skel->obj, "seed_images_iter");
+	if (prog && (s->cfg.stacks || s->cfg.tlb_stacks || s->cfg.locations))
+		bpf_program__set_autoload(prog, true);
 	for (int e = 0; e < EV_NR; e++) {
 		const struct hook_candidate *c = selection_chosen(&s->sel, (enum mm_event_id)e);
 
@@ -915,6 +919,98 @@ int resolve_btf(struct mm_opts *opts)
 /* mmscope's mount namespace and root, for the exec hook to tell processes that see other
  * files under the same paths (bpf/state.bpf.c sees_our_files()); left 0 (no process
  * matches) when they cannot be read. */
+/*
+ * Run the BPF task iterator prog_name once: fn() for each record of size bytes it writes.
+ * -ENOENT when this build or kernel has no such program loaded.
+ */
+static int run_task_iter(struct session *s, const char *prog_name, size_t size,
+			 void (*fn)(struct session *, const void *))
+{
+	struct bpf_program *prog = bpf_object__find_program_by_name(s->skel->obj, prog_name);
+	struct bpf_link *link;
+	char rec[64];
+	size_t got = 0;
+	ssize_t r;
+	int fd, err = 0;
+
+	if (!prog || bpf_program__fd(prog) < 0 || size > sizeof(rec))
+		return -ENOENT;
+	link = bpf_program__attach_iter(prog, NULL);
+	if (!link)
+		return -errno;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		err = -errno;
+		bpf_link__destroy(link);
+		return err;
+	}
+	for (;;) {
+		r = read(fd, rec + got, size - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+		if (got == size) {
+			fn(s, rec);
+			got = 0;
+		}
+	}
+	if (r < 0)
+		err = -errno;
+	close(fd);
+	bpf_link__destroy(link);
+	return err;
+}
+
+/* Seeding running processes' images stops after this long (those left read build IDs). */
+#define SEED_BUDGET_NS (100 * 1000000ULL)
+
+static void seed_image_rec(struct session *s, const void *rec)
+{
+	struct exec_image im = {.tgid = ((const struct running_image *)rec)->tgid};
+	__u64 mm = ((const struct running_image *)rec)->mm;
+
+	if (now_ns() - s->seed_start > SEED_BUDGET_NS && !s->opts->npids) {
+		s->seed_skipped++;
+		return;
+	}
+	/* Its mappings after the image's time: what it maps later is in the records. */
+	im.ns = now_ns();
+	if (usyms_add_pid(s->usyms, (int)im.tgid) ||
+	    bpf_map_update_elem(bpf_map__fd(s->skel->maps.exec_images), &mm, &im, BPF_NOEXIST))
+		return; /* gone, or exec'ed since (its exec recorded its image) */
+	mmap_log_seed(s->mlog, im.tgid, im.ns);
+	s->seeded_images++;
+}
+
+/*
+ * The processes of the run's scope already running when the mmap records began: an image
+ * each, from their /proc/PID/maps (bpf/state.bpf.c seed_images_iter), so that their faults and
+ * stacks, and their children's until they exec, need no build-ID reads. Host-wide that is every
+ * process (as perf record -a synthesizes every process's mappings), within SEED_BUDGET_NS; -p
+ * targets all. Under -- COMMAND, none: the command execs once the hooks are in.
+ */
+static void seed_images(struct session *s)
+{
+	int err;
+
+	if (s->child > 0 && !s->opts->npids)
+		return;
+	s->seed_start = now_ns();
+	err = run_task_iter(s, "seed_images_iter", sizeof(struct running_image), seed_image_rec);
+	/* The BPF side's per-CPU image answers are stale (image_in_mmap_records()). */
+	__atomic_fetch_add(&s->skel->bss->exec_gen, 1, __ATOMIC_SEQ_CST);
+	if (err)
+		verbose_msg("running processes: build IDs read at their faults (%s)",
+			    strerror(-err));
+	else
+		verbose_msg("running processes: %u images from /proc/PID/maps in %.1f ms, %u left "
+			    "to build IDs (over %llu ms)",
+			    s->seeded_images, (double)(now_ns() - s->seed_start) / 1e6,
+			    s->seed_skipped, SEED_BUDGET_NS / 1000000ULL);
+}
+
 static void set_own_view(struct session *s)
 {
 	struct stat ns, root;
@@ -1136,6 +1232,7 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 		if (s->mlog) {
 			set_own_view(s);
 			s->skel->bss->mmap_records_on = 1;
+			seed_images(s);
 		} else
 			verbose_msg("mmap records: %s (build IDs read at the faults)",
 				    strerror(-err));
@@ -1220,45 +1317,12 @@ static void count_open_fault(struct session *s, const struct open_fault_value *v
 		s->open_fault_tlb[i][FT_BROADCAST]++;
 }
 
-/* Open faults in task storage: the open_faults_iter program writes each one. */
-static int open_faults_from_iter(struct session *s)
+static void count_open_fault_rec(struct session *s, const void *rec)
 {
-	struct bpf_program *prog =
-		bpf_object__find_program_by_name(s->skel->obj, "open_faults_iter");
 	struct open_fault_value v;
-	struct bpf_link *link;
-	size_t got = 0;
-	ssize_t r;
-	int fd, err = 0;
 
-	if (!prog || bpf_program__fd(prog) < 0)
-		return -ENOENT;
-	link = bpf_program__attach_iter(prog, NULL);
-	if (!link)
-		return -errno;
-	fd = bpf_iter_create(bpf_link__fd(link));
-	if (fd < 0) {
-		err = -errno;
-		bpf_link__destroy(link);
-		return err;
-	}
-	for (;;) {
-		r = read(fd, (char *)&v + got, sizeof(v) - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-		if (got == sizeof(v)) {
-			count_open_fault(s, &v);
-			got = 0;
-		}
-	}
-	if (r < 0)
-		err = -errno;
-	close(fd);
-	bpf_link__destroy(link);
-	return err;
+	memcpy(&v, rec, sizeof(v));
+	count_open_fault(s, &v);
 }
 
 /*
@@ -1277,7 +1341,9 @@ static void collect_open_faults(struct session *s)
 	if (s->cfg.count_only || !(s->cfg.events & (1u << EV_FAULT_DONE)))
 		return;
 	if (bpf_map__type(s->skel->maps.open_faults) != BPF_MAP_TYPE_HASH) {
-		err = open_faults_from_iter(s);
+		/* In task storage: the open_faults_iter program writes each one. */
+		err = run_task_iter(s, "open_faults_iter", sizeof(struct open_fault_value),
+				    count_open_fault_rec);
 		if (err)
 			warn_msg("faults still open at the end not counted: %s", strerror(-err));
 		return;

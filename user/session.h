@@ -85,6 +85,9 @@ struct session {
 	double wall_start;
 	struct usyms *usyms;
 	struct mmap_log *mlog; /* the kernel's mmap records, when the locations use them */
+	/* Running processes named from the records (seed_images()), and those left out. */
+	unsigned int seeded_images, seed_skipped;
+	uint64_t seed_start;
 	/* Fault locations: the counts the BPF per-CPU slots gave up, and (once the hooks are
 	 * detached) the ones they held. */
 	struct location_table locs;

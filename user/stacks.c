@@ -60,7 +60,8 @@ static void scan_all_processes(struct session *s)
  * An address of an image resolved from the kernel's mmap records (LOC_MMAP_RECORDS; the
  * image's exec time is where the build ID would be): by its file's build ID, registering the file
  * by its path if it is not known yet (a path that now holds another file has another build ID: no
- * symbol rather than a wrong one).
+ * symbol rather than a wrong one). A process running before the records began maps the rest of its
+ * code as its /proc/PID/maps snapshot of that time says (mmap_hit.maps_pid).
  */
 static bool resolve_mmap_record(struct session *s, uint32_t tgid, const unsigned char *image,
 				uint64_t ip, struct usym *u)
@@ -70,7 +71,7 @@ static bool resolve_mmap_record(struct session *s, uint32_t tgid, const unsigned
 
 	memcpy(&exec_ns, image, sizeof(exec_ns));
 	if (!mmap_log_find(s->mlog, tgid, exec_ns, ip, &hit))
-		return false;
+		return hit.maps_pid && usyms_resolve_addr(s->usyms, (int)hit.maps_pid, ip, u);
 	if (hit.has_build_id) {
 		if (usyms_resolve_build_id(s->usyms, hit.build_id, hit.file_offset, u) && u->name)
 			return true;
