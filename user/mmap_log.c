@@ -35,7 +35,7 @@ struct mlog_exec {
 	uint64_t ns;
 	uint32_t tgid;
 	uint32_t parent_tgid; /* a fork's (REC_FORK): 0 for an exec */
-	bool seeded;	      /* running before the records: its maps snapshot, then them */
+	int maps_key;	      /* seeded: running before the records, its maps snapshot's key */
 	uint64_t parent_ns;
 };
 
@@ -208,9 +208,10 @@ void mmap_log_fork(struct mmap_log *l, uint32_t tgid, uint64_t ns, uint32_t pare
 						.parent_ns = parent_ns});
 }
 
-void mmap_log_seed(struct mmap_log *l, uint32_t tgid, uint64_t ns)
+void mmap_log_seed(struct mmap_log *l, uint32_t tgid, uint64_t ns, int maps_key)
 {
-	add_image(l, (struct mlog_exec){.ns = ns, .tgid = tgid, .seeded = true});
+	if (maps_key)
+		add_image(l, (struct mlog_exec){.ns = ns, .tgid = tgid, .maps_key = maps_key});
 }
 
 uint64_t mmap_log_lost(const struct mmap_log *l)
@@ -315,9 +316,10 @@ bool mmap_log_find(struct mmap_log *l, uint32_t tgid, uint64_t exec_ns, uint64_t
 
 		if (!x)
 			return false;
-		e = find_in_image(l, tgid, exec_ns, !x->parent_tgid && !x->seeded, upto, ip);
-		if (!e && x->seeded)
-			hit->maps_pid = tgid; /* mapped before the records: in its snapshot */
+		e = find_in_image(l, tgid, exec_ns, !x->parent_tgid && !x->maps_key, upto, ip);
+		/* Not in the records, and mapped before them: in its snapshot. */
+		if (!e && x->maps_key)
+			hit->maps_key = x->maps_key;
 		if (!x->parent_tgid)
 			break;
 		/* Not mapped by the child since the fork: the parent's, made before it. */

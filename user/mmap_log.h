@@ -30,9 +30,9 @@ void mmap_log_exec(struct mmap_log *l, uint32_t tgid, uint64_t ns);
 void mmap_log_fork(struct mmap_log *l, uint32_t tgid, uint64_t ns, uint32_t parent_tgid,
 		   uint64_t parent_ns);
 /* A process already running when the records began, given an image at ns (seed_images_iter):
- * its mappings are those of its /proc/PID/maps snapshot taken after ns (user/sym.c
- * usyms_add_pid()), and its own records after ns. */
-void mmap_log_seed(struct mmap_log *l, uint32_t tgid, uint64_t ns);
+ * its mappings are its own records after ns, and before them those of its /proc/PID/maps
+ * snapshot taken after ns, kept under maps_key (user/sym.c usyms_add_pid_as()). */
+void mmap_log_seed(struct mmap_log *l, uint32_t tgid, uint64_t ns, int maps_key);
 /* Records lost by the kernel (a full buffer) or dropped here (the log's cap). */
 uint64_t mmap_log_lost(const struct mmap_log *l);
 
@@ -42,12 +42,12 @@ struct mmap_hit {
 	unsigned char build_id[20];
 	uint64_t file_offset;
 	/* false returned: ip is not in the records of a seeded image, but may be in the maps
-	 * snapshot of this process (its raw address resolved there); 0: not known at all */
-	uint32_t maps_pid;
+	 * snapshot kept under this key (its raw address resolved there); 0: not known at all */
+	int maps_key;
 };
 
 /* The mapping of instruction ip in process tgid's image exec'ed (forked, seeded) at exec_ns.
- * false when not in the records (see maps_pid). */
+ * false when not in the records (see maps_key). */
 bool mmap_log_find(struct mmap_log *l, uint32_t tgid, uint64_t exec_ns, uint64_t ip,
 		   struct mmap_hit *hit);
 void mmap_log_free(struct mmap_log *l);

@@ -970,17 +970,20 @@ static void seed_image_rec(struct session *s, const void *rec)
 {
 	struct exec_image im = {.tgid = ((const struct running_image *)rec)->tgid};
 	__u64 mm = ((const struct running_image *)rec)->mm;
+	int key;
 
 	if (now_ns() - s->seed_start > SEED_BUDGET_NS && !s->opts->npids) {
 		s->seed_skipped++;
 		return;
 	}
-	/* Its mappings after the image's time: what it maps later is in the records. */
+	/* Its mappings after the image's time: what it maps later is in the records. Kept
+	 * under a key of its own: its pid may be another process's snapshot by the end. */
 	im.ns = now_ns();
-	if (usyms_add_pid(s->usyms, (int)im.tgid) ||
+	key = -(int)(s->seeded_images + 1);
+	if (usyms_add_pid_as(s->usyms, (int)im.tgid, key) ||
 	    bpf_map_update_elem(bpf_map__fd(s->skel->maps.exec_images), &mm, &im, BPF_NOEXIST))
 		return; /* gone, or exec'ed since (its exec recorded its image) */
-	mmap_log_seed(s->mlog, im.tgid, im.ns);
+	mmap_log_seed(s->mlog, im.tgid, im.ns, key);
 	s->seeded_images++;
 }
 

@@ -61,7 +61,7 @@ static void scan_all_processes(struct session *s)
  * image's exec time is where the build ID would be): by its file's build ID, registering the file
  * by its path if it is not known yet (a path that now holds another file has another build ID: no
  * symbol rather than a wrong one). A process running before the records began maps the rest of its
- * code as its /proc/PID/maps snapshot of that time says (mmap_hit.maps_pid).
+ * code as its /proc/PID/maps snapshot of that time says (mmap_hit.maps_key).
  */
 static bool resolve_mmap_record(struct session *s, uint32_t tgid, const unsigned char *image,
 				uint64_t ip, struct usym *u)
@@ -71,7 +71,7 @@ static bool resolve_mmap_record(struct session *s, uint32_t tgid, const unsigned
 
 	memcpy(&exec_ns, image, sizeof(exec_ns));
 	if (!mmap_log_find(s->mlog, tgid, exec_ns, ip, &hit))
-		return hit.maps_pid && usyms_resolve_addr(s->usyms, (int)hit.maps_pid, ip, u);
+		return hit.maps_key && usyms_resolve_addr(s->usyms, hit.maps_key, ip, u);
 	if (hit.has_build_id) {
 		if (usyms_resolve_build_id(s->usyms, hit.build_id, hit.file_offset, u) && u->name)
 			return true;

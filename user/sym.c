@@ -1652,12 +1652,17 @@ int usyms_add_maps_text(struct usyms *us, int pid, const char *maps, size_t len,
 
 int usyms_add_pid(struct usyms *us, int pid)
 {
+	return usyms_add_pid_as(us, pid, pid);
+}
+
+int usyms_add_pid_as(struct usyms *us, int pid, int key)
+{
 	struct proc_ctx pc = {-1, -1};
 	size_t len = 0, cap = 64 << 10;
 	char dir[32], *buf = NULL;
 	int fd = -1, err = 0;
 
-	if (!us || pid <= 0)
+	if (!us || pid <= 0 || !key)
 		return -EINVAL;
 	snprintf(dir, sizeof(dir), "/proc/%d", pid);
 	/*
@@ -1716,7 +1721,7 @@ int usyms_add_pid(struct usyms *us, int pid)
 			len--;
 	}
 	pc.rootfd = openat(pc.procfd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	err = add_maps(us, pid, buf, len, &pc);
+	err = add_maps(us, key, buf, len, &pc);
 out:
 	free(buf);
 	if (fd >= 0)

@@ -54,6 +54,10 @@ int usyms_add_file(struct usyms *us, const char *path);
  * resolution of that pid. Returns 0 or a negative errno (e.g. -ESRCH when the process is gone).
  */
 int usyms_add_pid(struct usyms *us, int pid);
+/* The same snapshot, kept under key instead of pid (for usyms_resolve_addr()): a key no pid
+ * takes (negative) holds a snapshot that a later one of the same pid, maybe another process
+ * by then, does not replace. key 0 is -EINVAL. */
+int usyms_add_pid_as(struct usyms *us, int pid, int key);
 /* Same as usyms_add_pid, but reads the maps text from a buffer and files from root_dir
  * (for tests and fuzzing; root_dir NULL means no file is opened). */
 int usyms_add_maps_text(struct usyms *us, int pid, const char *maps, size_t len,
@@ -61,7 +65,7 @@ int usyms_add_maps_text(struct usyms *us, int pid, const char *maps, size_t len,
 /* Resolve (build ID, file offset). Returns true when at least the DSO is known. */
 bool usyms_resolve_build_id(struct usyms *us, const unsigned char build_id[SYM_BUILD_ID_SIZE],
 			    uint64_t file_offset, struct usym *out);
-/* Resolve a raw address of pid from its snapshot. */
+/* Resolve a raw address of pid from its snapshot (or of the snapshot kept under key pid). */
 bool usyms_resolve_addr(struct usyms *us, int pid, uint64_t addr, struct usym *out);
 
 /* Read the GNU build ID of an ELF image in memory (for fuzzing the ELF parser).

@@ -368,6 +368,31 @@ static void resolve_self_pid(void)
 	usyms_free(us);
 }
 
+/* A snapshot kept under a key of its own (a seeded image's): found by that key, not by the
+ * pid, and not replaced by the pid's next snapshot (the pid may be another process's). */
+static void resolve_self_pid_as(void)
+{
+	struct usyms *us = usyms_new();
+	struct usym u;
+
+	EXPECT(us != NULL);
+	if (!us)
+		return;
+	EXPECT_EQ_U64(usyms_add_pid_as(us, getpid(), -1), 0);
+	EXPECT(usyms_resolve_addr(us, -1, target_addr(), &u));
+	EXPECT_STREQ(u.name, "sym_test_target");
+	EXPECT(!usyms_resolve_addr(us, getpid(), target_addr(), &u));
+	/* The pid's own snapshot, from a maps text with nothing at the target: key -1 keeps its. */
+	EXPECT_EQ_U64(usyms_add_maps_text(us, getpid(), "", 0, NULL), 0);
+	EXPECT(!usyms_resolve_addr(us, getpid(), target_addr(), &u));
+	EXPECT(usyms_resolve_addr(us, -1, target_addr(), &u));
+	EXPECT_STREQ(u.name, "sym_test_target");
+	EXPECT_EQ_U64(usyms_add_pid_as(us, getpid(), 0), (uint64_t)-EINVAL);
+	EXPECT_EQ_U64(usyms_add_pid_as(us, 0x3ffffff0, -2), (uint64_t)-ESRCH);
+	EXPECT(!usyms_resolve_addr(us, -2, target_addr(), &u));
+	usyms_free(us);
+}
+
 static void resolve_libs(void)
 {
 	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
@@ -850,6 +875,6 @@ out:
 }
 
 TEST_MAIN(T(ksyms_fixture), T(ksyms_errors), T(ksyms_proc), T(build_id_self), T(build_id_garbage),
-	  T(resolve_self_build_id), T(resolve_self_pid), T(resolve_libs), T(resolve_child),
-	  T(resolve_vdso), T(synthetic_elves), T(unterminated_strtab), T(maps_text_robust),
-	  T(root_dir_symlinks), T(bad_files), T(no_fd_leaks))
+	  T(resolve_self_build_id), T(resolve_self_pid), T(resolve_self_pid_as), T(resolve_libs),
+	  T(resolve_child), T(resolve_vdso), T(synthetic_elves), T(unterminated_strtab),
+	  T(maps_text_robust), T(root_dir_symlinks), T(bad_files), T(no_fd_leaks))
