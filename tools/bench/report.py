@@ -471,7 +471,7 @@ def main():
     res["profile"] = prof
     if prof:
         P()
-        P("profile pass (kernel.bpf_stats_enabled=1; mmscope -p PID attached during the workload's pause)")
+        P("profile pass (kernel.bpf_stats_enabled=1; mmscope -p PID attached before the workload's exec)")
         P("runs = run_cnt (every event on the host runs the program, the target's or not); ns/run =")
         P("run_time_ns / run_cnt; filtered = ns/run of a twin mmscope tracing an idle process (the cost")
         P("of an event filtered out); traced = the target's events (mmscope's own counts); ns/traced =")
