@@ -275,7 +275,7 @@ static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 ip)
 	if (count_only)
 		return;
 
-	of = open_fault_slot(true);
+	of = open_fault_slot_for_entry();
 	if (!of) {
 		s->c[CNT_LOST_OPEN_FAULT]++;
 		return;

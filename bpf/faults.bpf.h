@@ -49,8 +49,8 @@ STATE_DECL struct {
 } open_faults SEC(".maps");
 #endif
 
-/* The current thread's open-fault slot (created with create: NULL when it cannot be). */
-static __always_inline struct open_fault *open_fault_slot(bool create)
+/* The current thread's entry in open_faults (created with create: NULL when it cannot be). */
+static __always_inline struct open_fault *thread_open_fault(bool create)
 {
 #if MMSCOPE_TASK_STORAGE
 	return bpf_task_storage_get(&open_faults, bpf_get_current_task_btf(), NULL,
@@ -64,6 +64,110 @@ static __always_inline struct open_fault *open_fault_slot(bool create)
 	bpf_map_update_elem(&open_faults, &tid, &zero, BPF_NOEXIST);
 	return bpf_map_lookup_elem(&open_faults, &tid);
 #endif
+}
+
+/*
+ * With open_fault_percpu: the open fault of the thread running on this CPU (task: its
+ * task_struct, 0 for none). A fault is entered, completed and its invalidations issued on one
+ * CPU unless its thread sleeps in it, and every thread leaves the CPU through the switch hook,
+ * which moves a fault still open to the thread's own entry (open_fault_switch_out()). The
+ * entry of open_faults is a helper call with a per-CPU busy count and ~3 dependent loads, at
+ * the fault's entry, at its completion and at every invalidation; this slot is an inlined
+ * array lookup, and stays in this CPU's cache.
+ */
+struct cpu_open_fault {
+	__u64 task;
+	struct open_fault of;
+};
+
+STATE_DECL struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpu_open_fault);
+} cpu_open_faults SEC(".maps");
+
+static __always_inline struct cpu_open_fault *cpu_open_fault_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&cpu_open_faults, &zero);
+}
+
+/*
+ * Where the current thread's new fault goes (NULL when nowhere): its ts is nonzero when it
+ * holds a fault left open, which the new one replaces. The first fault of a thread since it
+ * came to this CPU takes the slot, unless the thread left a CPU with a fault open: that one is
+ * in its own entry, and the new one goes there too, so that the old one is replaced (never
+ * found open later). Another thread's fault still open in the slot means that its switch went
+ * unseen: it is replaced.
+ */
+static __always_inline struct open_fault *open_fault_slot_for_entry(void)
+{
+	struct cpu_open_fault *c;
+	struct open_fault *of;
+	__u64 task;
+
+	if (!open_fault_percpu)
+		return thread_open_fault(true);
+	c = cpu_open_fault_get();
+	if (!c)
+		return NULL;
+	task = bpf_get_current_task();
+	if (c->task == task)
+		return &c->of;
+	of = thread_open_fault(false);
+	if (of && of->ts)
+		return of;
+	c->task = task;
+	return &c->of;
+}
+
+/* The current thread's open fault, or NULL. */
+static __always_inline struct open_fault *open_fault_of(void)
+{
+	struct cpu_open_fault *c;
+	struct open_fault *of;
+
+	if (open_fault_percpu) {
+		c = cpu_open_fault_get();
+		if (c && c->task == bpf_get_current_task())
+			return c->of.ts ? &c->of : NULL;
+	}
+	of = thread_open_fault(false);
+	return of && of->ts ? of : NULL;
+}
+
+/*
+ * The switch hook, current switched out: a fault it has open in this CPU's slot moves to its
+ * own entry of open_faults (it sleeps in it; it may complete on another CPU), and the slot is
+ * released either way. So a thread owns a slot only while it runs there, and a slot of its own
+ * answers for it: one kept across the switch would say "no fault open" to the thread back on
+ * this CPU completing a fault it had moved out from another.
+ */
+static __always_inline void open_fault_switch_out(void)
+{
+	struct cpu_open_fault *c;
+	struct open_fault *of;
+	struct mm_stats *s;
+
+	if (!open_fault_percpu)
+		return;
+	c = cpu_open_fault_get();
+	if (!c || c->task != bpf_get_current_task())
+		return;
+	if (c->of.ts) {
+		of = thread_open_fault(true);
+		if (of) {
+			*of = c->of;
+		} else {
+			s = stats_get();
+			if (s)
+				s->c[CNT_LOST_OPEN_FAULT]++;
+		}
+		c->of.ts = 0;
+	}
+	c->task = 0;
 }
 
 /* latency_ns: entry hook to completion; 0 for a fault that never completed. */
@@ -109,14 +213,6 @@ static __always_inline void fault_abandoned(struct mm_stats *s, struct open_faul
 		want_maps(of->tgid); /* its location's build ID was never read: a raw address */
 	if (collect_stacks)
 		folded_count(of, of->cls, 0);
-}
-
-/* The current thread's open fault, or NULL. */
-static __always_inline struct open_fault *open_fault_of(void)
-{
-	struct open_fault *of = open_fault_slot(false);
-
-	return of && of->ts ? of : NULL;
 }
 
 /*

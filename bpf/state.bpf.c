@@ -58,9 +58,21 @@ static __always_inline void track_exit(struct task_struct *task)
 	/* Every exiting thread (the current one): a fault still open will never complete, so it
 	 * is incomplete. Its slot goes with it. */
 	if (!count_only) {
-		struct open_fault *of = open_fault_slot(false);
+		struct cpu_open_fault *c = open_fault_percpu ? cpu_open_fault_get() : NULL;
+		struct open_fault *of;
 		struct mm_stats *s;
 
+		/* This CPU's slot, if the thread's (its task_struct may be another's later). */
+		if (c && c->task == bpf_get_current_task()) {
+			if (c->of.ts) {
+				s = stats_get();
+				if (s)
+					fault_abandoned(s, &c->of);
+				c->of.ts = 0;
+			}
+			c->task = 0;
+		}
+		of = thread_open_fault(false);
 		if (!of)
 			return;
 		if (of->ts) {

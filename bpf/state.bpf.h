@@ -51,6 +51,9 @@ RODATA(bool, count_only);
 /* Faults are paired for their class and TLB work only (tlb): no clock read at entry and
  * completion, no latency histogram. */
 RODATA(bool, untimed_faults);
+/* A thread's open fault is in a per-CPU slot while it runs, in its own entry of open_faults
+ * only once switched out with it open (bpf/faults.bpf.h): where the switch hook is attached. */
+RODATA(bool, open_fault_percpu);
 /* Latency comes from handle_mm_fault entry/exit (fentry or kprobe) rather than pairing. */
 RODATA(bool, lat_from_calls);
 RODATA(bool, untrack_at_free); /* a process leaves tracked when its leader is freed */

@@ -17,6 +17,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "state.bpf.h"
+#include "faults.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -83,6 +84,7 @@ static __always_inline void on_switch(struct task_struct *prev, struct task_stru
 	struct mm_stats *s;
 	__u32 zero = 0, cls;
 
+	open_fault_switch_out();
 	cs = bpf_map_lookup_elem(&cpu_switch, &zero);
 	if (!cs)
 		return;

@@ -540,6 +540,11 @@ static void configure(struct session *s)
 	sk->rodata->track_mm_cpus = s->cfg.track_mm_cpus;
 	sk->rodata->count_only = s->cfg.count_only;
 	sk->rodata->untimed_faults = s->cfg.untimed_faults;
+	/* Open faults per CPU where the switch hook moves a sleeping thread's to its own entry
+	 * (bpf/faults.bpf.h cpu_open_faults). */
+	sk->rodata->open_fault_percpu = !s->cfg.count_only &&
+					(s->cfg.events & (1u << EV_FAULT_DONE)) &&
+					selection_chosen(&s->sel, EV_SWITCH) != NULL;
 	sk->rodata->lat_from_calls = done && done->method != HM_PERF_SW && !s->cfg.count_only;
 	sk->rodata->untrack_at_free = selection_chosen(&s->sel, EV_TASK_FREE) != NULL;
 	/* Maps a run does not use shrink to one entry: no memory for what is not collected. */
@@ -1320,6 +1325,45 @@ static void count_open_fault(struct session *s, const struct open_fault_value *v
 		s->open_fault_tlb[i][FT_BROADCAST]++;
 }
 
+/*
+ * Once the hooks are detached, what the BPF per-CPU slots of map still hold (value_size bytes
+ * a slot and CPU) goes to the table their ring records filled: add() for each slot of each
+ * CPU.
+ */
+static void drain_percpu_slots(struct session *s, const struct bpf_map *map, size_t value_size,
+			       const char *what, void (*add)(struct session *, const void *))
+{
+	unsigned char *v = calloc((size_t)s->ncpus, value_size);
+	int fd = bpf_map__fd(map);
+
+	for (__u32 i = 0; v && i < bpf_map__max_entries(map); i++) {
+		if (bpf_map_lookup_elem(fd, &i, v)) {
+			warn_msg("%s still held per CPU not added: %s", what, strerror(errno));
+			break;
+		}
+		for (int c = 0; c < s->ncpus; c++)
+			add(s, v + (size_t)c * value_size);
+	}
+	if (!v)
+		warn_msg("%s still held per CPU not added: out of memory", what);
+	free(v);
+}
+
+/* The value layout of cpu_open_faults (bpf/faults.bpf.h). */
+struct cpu_open_fault_value {
+	__u64 task;
+	struct open_fault_value of;
+};
+
+static void count_cpu_open_fault(struct session *s, const void *slot)
+{
+	struct cpu_open_fault_value v;
+
+	memcpy(&v, slot, sizeof(v));
+	if (v.task)
+		count_open_fault(s, &v.of);
+}
+
 static void count_open_fault_rec(struct session *s, const void *rec)
 {
 	struct open_fault_value v;
@@ -1343,6 +1387,11 @@ static void collect_open_faults(struct session *s)
 	_Static_assert(sizeof(v) == 64, "open_fault layout");
 	if (s->cfg.count_only || !(s->cfg.events & (1u << EV_FAULT_DONE)))
 		return;
+	/* Those of the threads running when the hooks went: in the CPUs' slots. */
+	if (s->skel->rodata->open_fault_percpu)
+		drain_percpu_slots(s, s->skel->maps.cpu_open_faults,
+				   sizeof(struct cpu_open_fault_value), "open faults",
+				   count_cpu_open_fault);
 	if (bpf_map__type(s->skel->maps.open_faults) != BPF_MAP_TYPE_HASH) {
 		/* In task storage: the open_faults_iter program writes each one. */
 		err = run_task_iter(s, "open_faults_iter", sizeof(struct open_fault_value),
@@ -1357,30 +1406,6 @@ static void collect_open_faults(struct session *s)
 		if (bpf_map_lookup_elem(fd, &key, &v) == 0)
 			count_open_fault(s, &v);
 	}
-}
-
-/*
- * Once the hooks are detached, what the BPF per-CPU slots of map still hold (value_size bytes
- * a slot and CPU) goes to the table their ring records filled: add() for each slot of each
- * CPU.
- */
-static void drain_percpu_slots(struct session *s, const struct bpf_map *map, size_t value_size,
-			       const char *what, void (*add)(struct session *, const void *))
-{
-	unsigned char *v = calloc((size_t)s->ncpus, value_size);
-	int fd = bpf_map__fd(map);
-
-	for (__u32 i = 0; v && i < bpf_map__max_entries(map); i++) {
-		if (bpf_map_lookup_elem(fd, &i, v)) {
-			warn_msg("%s still held per CPU not added: %s", what, strerror(errno));
-			break;
-		}
-		for (int c = 0; c < s->ncpus; c++)
-			add(s, v + (size_t)c * value_size);
-	}
-	if (!v)
-		warn_msg("%s still held per CPU not added: out of memory", what);
-	free(v);
 }
 
 static void add_location_slot(struct session *s, const void *slot)

@@ -51,3 +51,31 @@ n=$(incomplete "$TMP/exit.json")
 ok "open faults, process exits: $HELD incomplete" "$n" [ "$n" = $HELD ]
 n=$(incomplete_reads "$TMP/exit.json")
 ok "open faults, process exits: $HELD incomplete user reads in the class table" "$n" [ "$n" = $HELD ]
+
+# ---- mmscope tlb: open faults in a per-CPU slot, moved to the thread's own entry at its switch ----
+# tlb attaches the switch hook, so a running thread's open fault is in its CPU's slot and only
+# a thread that sleeps in its fault (each held one here) has it moved out to its own entry
+# (bpf/faults.bpf.h open_fault_switch_out()), where its completion, maybe on another CPU, or its
+# exit, or the end of the run finds it. Its class table counts every fault once, by completion:
+# the held faults complete as user-read minors, or stay incomplete. Had one been left in the
+# slot, its completion would find none open (unpaired) and the fault would count incomplete.
+tlb_classes() {
+	json_get "$1" '"%d %d" % (sum(r["faults"] for r in d["tlb"]["by_fault_class"] if r["completion"] == "incomplete"), sum(r["faults"] for r in d["tlb"]["by_fault_class"] if r["completion"] == "minor" and r["access"] == "read" and r["mode"] == "user"))'
+}
+"$MMSCOPE" tlb --json -o "$TMP/tlb_done.json" -- "$WORKLOADS/fault_block" -t $HELD --hold-ms 300 >/dev/null
+read -r inc reads < <(tlb_classes "$TMP/tlb_done.json")
+ok "tlb open faults, resolved: none incomplete, >= $HELD user-read minors" "incomplete ${inc:-?}, user-read minors ${reads:-?}" \
+	[ "${inc:-1}" = 0 -a "${reads:-0}" -ge $HELD ]
+"$MMSCOPE" tlb --json -o "$TMP/tlb_end.json" -d 2 -- "$WORKLOADS/fault_block" -t $HELD --hold-ms 60000 >/dev/null
+read -r inc _ < <(tlb_classes "$TMP/tlb_end.json")
+ok "tlb open faults at the end: $HELD incomplete" "${inc:-?}" [ "${inc:-0}" = $HELD ]
+"$MMSCOPE" tlb --json -o "$TMP/tlb_exit.json" -- "$WORKLOADS/fault_block" -t $HELD --hold-ms 200 --exit >/dev/null
+read -r inc _ < <(tlb_classes "$TMP/tlb_exit.json")
+ok "tlb open faults, process exits: $HELD incomplete" "${inc:-?}" [ "${inc:-0}" = $HELD ]
+# The loop's faults, in the slot of the CPU the loop runs on: page_touch's arithmetic (W writes,
+# R reads) by class, + <= 20 of its start-up and exit.
+W=3000 R=1000
+"$MMSCOPE" tlb --json -o "$TMP/tlb_pt.json" -- "$WORKLOADS/page_touch" -w $W -r $R >/dev/null
+read -r w r < <(json_get "$TMP/tlb_pt.json" '"%d %d" % tuple(sum(x["faults"] for x in d["tlb"]["by_fault_class"] if x["mode"] == "user" and x["access"] == a) for a in ("write", "read"))')
+ok "tlb fault classes: user writes = $W (+ <= 20), user reads = $R (+ <= 20)" "writes ${w:-?}, reads ${r:-?}" \
+	[ "${w:-0}" -ge $W -a "${w:-0}" -le $((W + 20)) -a "${r:-0}" -ge $R -a "${r:-0}" -le $((R + 20)) ]
