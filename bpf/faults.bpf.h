@@ -215,6 +215,19 @@ static __always_inline void fault_abandoned(struct mm_stats *s, struct open_faul
 		folded_count(of, of->cls, 0);
 }
 
+/* A thread's fault that will never complete, if open: counted incomplete, and closed. */
+static __always_inline void open_fault_close_abandoned(struct open_fault *of)
+{
+	struct mm_stats *s;
+
+	if (!of->ts)
+		return;
+	s = stats_get();
+	if (s)
+		fault_abandoned(s, of);
+	of->ts = 0;
+}
+
 /*
  * The perf software page-fault event hands BPF the faulting context's registers.
  * powerpc: trap 0x300 is a data access (DSISR has the store bit), 0x400 an instruction fetch,

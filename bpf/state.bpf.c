@@ -60,27 +60,16 @@ static __always_inline void track_exit(struct task_struct *task)
 	if (!count_only) {
 		struct cpu_open_fault *c = open_fault_percpu ? cpu_open_fault_get() : NULL;
 		struct open_fault *of;
-		struct mm_stats *s;
 
 		/* This CPU's slot, if the thread's (its task_struct may be another's later). */
 		if (c && c->task == bpf_get_current_task()) {
-			if (c->of.ts) {
-				s = stats_get();
-				if (s)
-					fault_abandoned(s, &c->of);
-				c->of.ts = 0;
-			}
+			open_fault_close_abandoned(&c->of);
 			c->task = 0;
 		}
 		of = thread_open_fault(false);
 		if (!of)
 			return;
-		if (of->ts) {
-			s = stats_get();
-			if (s)
-				fault_abandoned(s, of);
-			of->ts = 0;
-		}
+		open_fault_close_abandoned(of);
 #if !MMSCOPE_TASK_STORAGE
 		{
 			__u32 tid = (__u32)bpf_get_current_pid_tgid();

@@ -921,9 +921,6 @@ int resolve_btf(struct mm_opts *opts)
 	return 0;
 }
 
-/* mmscope's mount namespace and root, for the exec hook to tell processes that see other
- * files under the same paths (bpf/state.bpf.c sees_our_files()); left 0 (no process
- * matches) when they cannot be read. */
 /*
  * Run the BPF task iterator prog_name once: fn() for each record of size bytes it writes.
  * -ENOENT when this build or kernel has no such program loaded.
@@ -1019,6 +1016,9 @@ static void seed_images(struct session *s)
 			    s->seed_skipped, SEED_BUDGET_NS / 1000000ULL);
 }
 
+/* mmscope's mount namespace and root, for the exec hook to tell processes that see other
+ * files under the same paths (bpf/state.bpf.c sees_our_files()); left 0 (no process
+ * matches) when they cannot be read. */
 static void set_own_view(struct session *s)
 {
 	struct stat ns, root;

@@ -300,18 +300,17 @@ if [ "$PROFILE" = 1 ]; then
 			*) continue ;;
 			esac
 			rm -f "$TMP"/pidfile* "$TMP"/ready*
-			# The workload is stopped before its exec (its loop cannot have begun) and
-			# continued once both mmscope instances are attached: the traced one first, so
-			# that its programs run first on each hook, as when mmscope runs alone (the
-			# first program after a fault runs with the colder caches: tools/bench/README.md).
-			# The traced instance's counters are taken from that moment: the twin's start-up
-			# is not in them; and again when the workload sleeps in its pause, after its
-			# set-up: what ran before is the set-up's (mprotect_toggle pre-faults its region).
+			# The workload stops itself before its exec, so that mmscope sees the exec as
+			# under -- CMD in the timed runs (a STOP sent after starting it raced with the
+			# exec: after it, the workload was a process running before mmscope, named from
+			# /proc rather than from its exec's mmap records). It is continued once both
+			# mmscope instances are attached: the traced one first, so that its programs run
+			# first on each hook, as when mmscope runs alone (the first program after a fault
+			# runs with the colder caches: tools/bench/README.md). The traced instance's
+			# counters are taken from that moment: the twin's start-up is not in them; and
+			# again when the workload sleeps in its pause, after its set-up: what ran before
+			# is the set-up's (mprotect_toggle pre-faults its region).
 			read -r -a cmd <<<"$BIN/$w --pause-before-ms $PAUSE_MS ${WL_ARGS[$w]}"
-			# Stopped before its exec, always (a STOP sent after starting it raced with
-			# the exec: after it, the workload was a process running before mmscope,
-			# named from /proc rather than from its exec's mmap records), so that mmscope
-			# sees the exec as under -- CMD in the timed runs.
 			sh -c 'kill -STOP $$ && exec "$@"' sh "${cmd[@]}" >"$PT/$w.$c.workload" 2>&1 </dev/null &
 			wpid=$!
 			for _ in $(seq 200); do
