@@ -52,6 +52,30 @@ static __always_inline __u64 current_mm(void)
 }
 
 /*
+ * Whether the current thread is inside execve() with its new address space but not yet its new
+ * image's layout: from exec_mmap() to just after create_elf_tables() in load_elf_binary(), which
+ * then sets mm->start_code (zero until then: mm_alloc() zeroes a new mm; every image the ELF
+ * loader made, and every fork of one, has it). The kernel's zeroing of the image's bss and its
+ * copies to the new stack fault there. The thread's saved user registers are still execve()'s
+ * caller's, whose address space is gone: a user stack walked from them reads unmapped memory (a
+ * nested fault a frame) and names nothing. mm->start_stack would not do: setup_arg_pages() sets
+ * it before the image is loaded. The same order in every kernel since 2.6 (binfmt_elf.c).
+ */
+static __always_inline bool current_in_exec_load(void)
+{
+#if defined(__TARGET_ARCH_powerpc)
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	struct mm_struct *mm = BPF_CORE_READ(t, mm);
+
+	return mm && !BPF_CORE_READ(mm, start_code);
+#else
+	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
+
+	return mm && !mm->start_code;
+#endif
+}
+
+/*
  * The system call the current thread is in, from its saved user registers.
  * x86 keeps the number in orig_ax (an exception stores its error code there instead, which is
  * why callers test for an open page fault first); arm64 in syscallno; powerpc in r0, valid

@@ -257,6 +257,9 @@ struct fault_location_key {
  * mappings the kernel's perf mmap records give (LOC_MMAP_RECORDS: user/mmap_log.c; the first 8
  * bytes of build_id then hold the image's exec time, struct exec_image). */
 #define LOC_MMAP_RECORDS 3
+/* A user stack's one frame where the thread is in execve() loading its new image
+ * (current_in_exec_load()): the caller's stack is no longer mapped. */
+#define LOC_EXEC_LOAD 4
 struct fault_location {
 	__u64 count;
 	__u32 status;

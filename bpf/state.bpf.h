@@ -836,6 +836,14 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 }
 #endif
 
+/* The user stack of an event in execve() while it loads the new image: one LOC_EXEC_LOAD frame. */
+static __always_inline __u64 exec_load_user_stack(struct stack_scratch *sc)
+{
+	__builtin_memset(&sc->u.f[0], 0, sizeof(sc->u.f[0]));
+	sc->u.f[0].status = LOC_EXEC_LOAD;
+	return store_user_stack(sc, 1);
+}
+
 /*
  * Capture the current kernel and user stacks into the stack maps; *kid and *uid get their
  * content hashes (0: not captured, counted as lost).
@@ -862,7 +870,8 @@ static __always_inline void capture_stacks_of(void *ctx, bool user_fault, bool e
 		if (entry)
 			*entry = *kid;
 	}
-	*uid = capture_user_stack(ctx, sc, bpf_get_current_pid_tgid() >> 32);
+	*uid = current_in_exec_load() ? exec_load_user_stack(sc)
+				       : capture_user_stack(ctx, sc, bpf_get_current_pid_tgid() >> 32);
 	if (!*kid || !*uid)
 		count_lost(CNT_LOST_STACK);
 }

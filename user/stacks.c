@@ -21,6 +21,10 @@
 #include "proc_table.h"
 #include "mmscope.skel.h"
 
+/* The user side of an event in execve() while the new image loads (LOC_EXEC_LOAD): the caller's
+ * code and stack are no longer mapped, the new image's not yet started. */
+#define EXEC_LOAD_FRAME "[in execve]"
+
 static int cmp_proc(const void *a, const void *b)
 {
 	const struct proc_row *x = a, *y = b;
@@ -291,6 +295,10 @@ static void key_frames(struct session *s, const struct folded_key *key, kind_nam
 	for (int i = nu - 1; i >= 0; i--) {
 		struct usym u;
 
+		if (us->f[i].status == LOC_EXEC_LOAD) {
+			fl_add(l, EXEC_LOAD_FRAME, FRAME_OTHER);
+			continue;
+		}
 		/* Frames above the leaf are return addresses: the call is the byte before, which
 		 * may be the end of another function. */
 		resolve_user_retry(s, key->tgid, (uint32_t)us->f[i].status, us->f[i].build_id,

@@ -141,3 +141,32 @@ ok "folded: exec_loop 100: exit 0, nothing lost" "exit $rc: $(one_line "$TMP/el.
 	[ $rc -eq 0 -a ! -s "$TMP/el.err" ]
 ok "folded: ... its $elrecs lines (thousands of records, new in each image) sum to perf's page-faults (1%)" \
 	"mmscope $elsum, perf '$elpf'" pct_within "$elsum" "${elpf:-0}" 1
+
+# ---- faults while execve() loads the new image: the caller's user stack is gone ----
+# From the switch to the new address space until the image's layout is set, the saved user
+# registers are the execve() caller's: its stack is no longer mapped. Such faults get the one
+# user frame "[in execve]" (bpf/compat.bpf.h current_in_exec_load()), never a walk of unmapped
+# memory or an [unknown]. Oracle for their number: the loader zeroes the tail of the page
+# where each PT_LOAD segment's file data ends and its bss begins (memsz > filesz, the end not
+# page aligned), a write to a page of a new address space: one fault a segment, for the
+# binary and its interpreter, in each of the 101 images (the first exec and 100 re-execs).
+bss_tails() {
+	local type off vaddr paddr filesz memsz rest n=0
+	while read -r type off vaddr paddr filesz memsz rest; do
+		[ "$type" = LOAD ] || continue
+		((memsz > filesz && (vaddr + filesz) % 4096)) && n=$((n + 1))
+	done < <(readelf -lW "$1" 2>/dev/null)
+	echo $n
+}
+interp=$(readelf -lW "$WORKLOADS/exec_loop" | sed -n 's/.*program interpreter: \(.*\)]/\1/p')
+per_image=$(($(bss_tails "$WORKLOADS/exec_loop") + $(bss_tails "$interp")))
+inexec=$(awk '!/^perf;/ && $0 ~ /^[^;]*;\[in execve\];/ { s += $NF } END { print s + 0 }' \
+	"$TMP/el.folded")
+stale=$(grep -v '^perf;' "$TMP/el.folded" | grep ';load_elf_binary;' |
+	grep -vc '^[^;]*;\[in execve\];')
+misplaced=$(grep '\[in execve\]' "$TMP/el.folded" | grep -vc 'sys_execve')
+ok "folded: exec_loop 100: every fault in load_elf_binary has the user frame [in execve]" \
+	"$stale lines with another user stack" [ "$stale" -eq 0 ]
+ok "folded: ... [in execve] only under execve()" "$misplaced lines elsewhere" [ "$misplaced" -eq 0 ]
+ok "folded: ... [in execve] faults >= the loader's bss-tail writes, 101 images x $per_image (readelf)" \
+	"$inexec faults in execve" [ "$per_image" -ge 2 -a "$inexec" -ge $((101 * per_image)) ]
