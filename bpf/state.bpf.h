@@ -870,8 +870,9 @@ static __always_inline void capture_stacks_of(void *ctx, bool user_fault, bool e
 		if (entry)
 			*entry = *kid;
 	}
-	*uid = current_in_exec_load() ? exec_load_user_stack(sc)
-				       : capture_user_stack(ctx, sc, bpf_get_current_pid_tgid() >> 32);
+	*uid = current_in_exec_load()
+		       ? exec_load_user_stack(sc)
+		       : capture_user_stack(ctx, sc, bpf_get_current_pid_tgid() >> 32);
 	if (!*kid || !*uid)
 		count_lost(CNT_LOST_STACK);
 }
