@@ -57,6 +57,9 @@ RODATA(bool, open_fault_percpu);
 /* Latency comes from handle_mm_fault entry/exit (fentry or kprobe) rather than pairing. */
 RODATA(bool, lat_from_calls);
 RODATA(bool, untrack_at_free); /* a process leaves tracked when its leader is freed */
+/* The JIT is off (net.core.bpf_jit_enable = 0, the default of Debian's ppc64el kernels): the
+ * interpreter refuses a program that passes a callback (bpf_loop()): plain loops instead. */
+RODATA(bool, interpreted);
 /* With -c: the cgroup's id, to test the task switched in (not current) at sched_switch. */
 RODATA(__u64, targ_cgroup_id);
 
@@ -624,7 +627,8 @@ static __always_inline void want_maps(__u32 tgid)
 }
 
 /* The content hash of a user stack (a bpf_loop() callback, one frame a call): a loop here
- * was verified once per depth at each of its four inlined callers (~50 000 instructions). */
+ * was verified once per depth at each of its four inlined callers (~50 000 instructions).
+ * Interpreted programs may pass no callback: a loop of calls there. */
 struct stack_hash {
 	struct stack_scratch *sc;
 	__u64 h;
@@ -660,7 +664,15 @@ static __always_inline __u64 store_user_stack(struct stack_scratch *sc, __u32 n)
 		n = USER_STACK_DEPTH;
 	sc->u.nr = n;
 	sc->u.pad = 0;
-	bpf_loop(n, hash_user_frame, &c, 0);
+	if (interpreted) {
+		for (__u32 i = 0; i < USER_STACK_DEPTH; i++) {
+			if (i >= n)
+				break;
+			hash_user_frame(i, &c);
+		}
+	} else {
+		bpf_loop(n, hash_user_frame, &c, 0);
+	}
 	c.h |= 1; /* never 0 */
 	n = depth_read_back(&sc->u.nr, USER_STACK_DEPTH);
 	id = stack_send(&sc->uh, REC_USER_STACK, c.h, 8 + n * sizeof(struct user_frame), &sent_now);

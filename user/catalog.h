@@ -90,6 +90,7 @@ struct kcaps {
 	bool btf;	   /* vmlinux BTF available to libbpf (kernel's or --btf) */
 	bool kernel_btf;   /* the kernel itself has BTF (tp_btf and fentry need it) */
 	unsigned int mmu;  /* powerpc: MMU_RADIX or MMU_HASH; 0 elsewhere */
+	bool jit_off;	   /* net.core.bpf_jit_enable is 0: programs are interpreted */
 	/* 0, or -errno with *why set to a static explanation. */
 	int (*fentry_ok)(const struct kcaps *k, const char *func, const char **why);
 	int (*kprobe_ok)(const struct kcaps *k, const char *func, const char **why);

@@ -48,6 +48,8 @@ static int run_probes(struct mm_opts *opts)
 		jw_string(w, u.machine);
 		jw_key(w, "btf");
 		jw_string(w, btf);
+		jw_key(w, "bpf_jit");
+		jw_bool(w, !k.jit_off);
 		jw_key(w, "events");
 		jw_begin_array(w);
 		for (int e = 0; e < EV_NR; e++) {
@@ -92,8 +94,10 @@ static int run_probes(struct mm_opts *opts)
 		jw_end_object(w);
 		jw_free(w);
 	} else {
-		printf("mmscope probes: kernel %s (%s), BTF: %s\n\n", u.release, u.machine,
-		       btf ? btf : "none (give --btf)");
+		printf("mmscope probes: kernel %s (%s), BTF: %s, BPF JIT: %s\n\n", u.release,
+		       u.machine, btf ? btf : "none (give --btf)",
+		       k.jit_off ? "off (interpreted; sysctl net.core.bpf_jit_enable=1 turns it on)"
+				 : "on");
 		printf("%-19s %-10s %-46s %s\n", "EVENT", "METHOD", "ATTACH POINT", "STATUS");
 		for (int e = 0; e < EV_NR; e++) {
 			const struct event_selection *es = &sel.events[e];

@@ -357,6 +357,18 @@ static int live_pmu_ok(const struct kcaps *k, const char *event, const char **wh
 	return 0;
 }
 
+/* Whether the kernel runs BPF programs in its interpreter: net.core.bpf_jit_enable is 0 (the
+ * default where the architecture does not ask for the JIT, as Debian's ppc64el kernels). A
+ * kernel built without the JIT has no such file and always interprets. */
+static bool bpf_jit_off(void)
+{
+	char buf[16];
+
+	if (read_small_file("/proc/sys/net/core/bpf_jit_enable", buf, sizeof(buf)) <= 0)
+		return access("/proc/sys/net/core", F_OK) == 0;
+	return buf[0] == '0';
+}
+
 void kcaps_init_live(struct kcaps *k, const char *btf_path)
 {
 	struct live_priv *p = calloc(1, sizeof(*p));
@@ -374,6 +386,7 @@ void kcaps_init_live(struct kcaps *k, const char *btf_path)
 	k->pmu_ok = live_pmu_ok;
 	if (k->arch == ARCH_POWERPC)
 		k->mmu = cpuinfo_mmu(cpu_model, sizeof(cpu_model));
+	k->jit_off = bpf_jit_off();
 	if (p)
 		p->btf_path = btf_path;
 	k->priv = p;

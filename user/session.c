@@ -547,6 +547,7 @@ static void configure(struct session *s)
 					selection_chosen(&s->sel, EV_SWITCH) != NULL;
 	sk->rodata->lat_from_calls = done && done->method != HM_PERF_SW && !s->cfg.count_only;
 	sk->rodata->untrack_at_free = selection_chosen(&s->sel, EV_TASK_FREE) != NULL;
+	sk->rodata->interpreted = s->caps.jit_off;
 	/* Maps a run does not use shrink to one entry: no memory for what is not collected. */
 	if (!s->cfg.stacks && !s->cfg.tlb_stacks) {
 		bpf_map__set_max_entries(sk->maps.stacks_sent, 1);
@@ -1063,6 +1064,12 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 	if (resolve_btf(opts))
 		return -1;
 	kcaps_init_live(&s->caps, opts->btf);
+	/* What watching costs is the first thing asked: the interpreter takes several times what
+	 * the JIT's code does per event. */
+	if (s->caps.jit_off)
+		warn_msg("the BPF JIT is off (net.core.bpf_jit_enable = 0): mmscope's programs run "
+			 "in the kernel's interpreter, slower per event; sysctl "
+			 "net.core.bpf_jit_enable=1 turns it on");
 	/* x86 sends shootdown IPIs only to the CPUs in mm_cpumask: no broadcast is avoidable
 	 * there (tlb_report_x86()), and the per-switch lookup of the mm would be wasted. */
 	if (s->caps.arch == ARCH_X86)

@@ -77,7 +77,7 @@ EXPECT_INFO = {
 }
 # Blocks guest.sh prints, in order.
 BLOCKS = ("info", "probes", "faults_base", "faults", "bare_touch_base", "bare_touch", "stat",
-          "bare_exec", "tlb", "switch", "cow_base", "cow", "dmesg")
+          "bare_exec", "tlb", "switch", "cow_base", "cow", "folded", "dmesg")
 MMSCOPE_BLOCKS = ("probes", "faults_base", "faults", "stat", "tlb", "switch", "cow_base", "cow")
 SUMMARY_RE = re.compile(r"^([a-z_]+): ([a-z_]+=\S*( |$))+")
 
@@ -270,7 +270,7 @@ def run_checks(target, blocks, markers, c):
         if not c.check(f"{name}: block present", b is not None and b.rc is not None,
                        "missing or cut off (guest crashed or timed out in it?)", fail_only=True):
             continue
-        if name in MMSCOPE_BLOCKS or name.startswith("bare_"):
+        if name in MMSCOPE_BLOCKS or name.startswith("bare_") or name == "folded":
             # guest.sh runs each command under "timeout 240": a run that long was cut short
             # (mmscope's summary after SIGTERM would look complete).
             c.check(f"{name}: finished before the guest's 240 s timeout", (b.secs or 0) < 235,
@@ -295,7 +295,7 @@ def run_checks(target, blocks, markers, c):
     # ---- info: the kernel and MMU the target is about ----
     info = {}
     for line in (blocks.get("info").other if blocks.get("info") else []):
-        m = re.search(r"(target|uname|nproc|mmu|cpu|kernel_btf|btf_arg|mmscope)=(.*)$", line)
+        m = re.search(r"(target|uname|nproc|mmu|cpu|kernel_btf|bpf_jit_enable|btf_arg|mmscope)=(.*)$", line)
         if m:
             info[m.group(1)] = m.group(2)
     c.check("info: Debian 6.1.0-57 kernel", info.get("uname", "").startswith("6.1.0-57-"),
@@ -335,6 +335,10 @@ def run_checks(target, blocks, markers, c):
             x = [x for x in e.get("candidates", []) if x.get("method") == meth]
             ok = bool(x) and x[0].get("status") == "refused" and re.search(pat, x[0].get("reason") or "", re.I)
             c.check(f"probes: {ev}/{meth} refused ({pat})", ok, json.dumps(x[0]) if x else "no such candidate")
+        # The guest's own sysctl is the oracle (Debian's ppc64el kernels: 0, the interpreter).
+        c.check("probes: bpf_jit as the guest's net.core.bpf_jit_enable", p.get("bpf_jit") is
+                (info.get("bpf_jit_enable", "?") != "0"), f"bpf_jit={p.get('bpf_jit')!r}, "
+                f"sysctl {info.get('bpf_jit_enable')!r}")
         btf = p.get("btf")
         c.check("probes: BTF source", btf == ("/btf/vmlinux.btf" if arch == "powerpc" else "/sys/kernel/btf/vmlinux"),
                 f"btf={btf!r}")
@@ -421,6 +425,37 @@ def run_checks(target, blocks, markers, c):
         # (Not checked: the difference of pgfault deltas around the two *traced* runs. mmscope's
         # own faults - BPF load, BTF parsing, symbolization, allocator reuse - differ by
         # hundreds between two runs in these VMs, so that difference is no oracle.)
+
+    # ---- folded: faults --folded on the page_touch command of "faults" ----
+    fo = blocks.get("folded")
+    if fo is not None and fo.rc == 0 and fo.summary and fr is not None:
+        s = fo.summary
+        stacks = []  # (frames, count) of each "comm;frame;...;frame count" line
+        for line in fo.other:
+            frames, _, n = line.rpartition(" ")
+            if ";" in frames and n.isdigit():
+                stacks.append((frames.split(";"), int(n)))
+
+        def faults_under(fn):
+            return sum(n for fr_, n in stacks if fn in fr_[1:])
+
+        c.check("folded: stack lines printed", len(stacks) > 0, f"{len(fo.other)} other lines, none folded",
+                fail_only=True)
+        # Every write and read fault of the loop under its function (the workload's arithmetic,
+        # as for the location table), with the page_touch process as the root.
+        c.check("folded: touch_write_pages holds the write faults",
+                faults_under("touch_write_pages") == s.get("expected_write"),
+                f"{faults_under('touch_write_pages')} (want {s.get('expected_write')}); "
+                f"{[';'.join(f[:6]) for f, _ in stacks[:3]]}")
+        c.check("folded: touch_read_pages holds the read faults",
+                faults_under("touch_read_pages") == s.get("expected_read"),
+                f"{faults_under('touch_read_pages')} (want {s.get('expected_read')})")
+        c.check("folded: the loop's stacks are rooted at page_touch",
+                all(f[0] == "page_touch" for f, _ in stacks if "touch_write_pages" in f or "touch_read_pages" in f),
+                f"{sorted({f[0] for f, _ in stacks})}")
+        # The same command as "faults": the same faults in all, within that block's tolerance.
+        c.near("folded: sum of the lines = faults' user+kernel (same command)",
+               sum(n for _, n in stacks), fsum(fr["faults"], "user", "kernel"), 15)
 
     # ---- stat: exec_loop 50 ----
     st, sb = doc("stat"), blocks.get("stat")

@@ -131,6 +131,7 @@ echo "uname=$(uname -r) $(uname -m)"
 echo "nproc=$(nproc)"
 echo "mmu=$(awk -F': ' '/^MMU/ { print $2; exit }' /proc/cpuinfo)"
 echo "cpu=$(awk -F': ' '/^(cpu|model name|CPU part)[[:space:]]*:/ { print $2; exit }' /proc/cpuinfo)"
+echo "bpf_jit_enable=$(cat /proc/sys/net/core/bpf_jit_enable 2>&1)"
 echo "kernel_btf=$([ -e /sys/kernel/btf/vmlinux ] && echo yes || echo no)"
 echo "btf_arg=$BTF"
 echo "mmscope=$(mmscope --version 2>&1)"
@@ -149,6 +150,9 @@ run_block tlb "$TLBC" mmscope tlb --json $BTF -- mprotect_toggle -i 200
 run_block switch "$SWC $TLBC" mmscope switch --json $BTF -- pingpong -r 500
 run_block cow_base "" mmscope faults --json $BTF -- cow_fork -n 0
 run_block cow "$TLBC" mmscope faults --json $BTF -- cow_fork -n 200
+# The same page_touch command as folded stacks: the user-stack capture of each kernel (the
+# frame-pointer walk and its cache on x86_64 and arm64, the kernel's own walk on powerpc).
+run_block folded "" mmscope faults --folded $BTF -- page_touch -w 500 -r 500 -x 50
 
 echo "=== BEGIN dmesg"
 echo "=== CMD dmesg (lines logged during the tests)"
