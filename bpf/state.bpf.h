@@ -714,6 +714,32 @@ static __always_inline __u64 kernel_user_stack(void *ctx, struct stack_scratch *
  */
 #define USER_FP_WALK_SPAN (64ULL << 20)
 
+/*
+ * Whether the kernel's own walk of this thread's user stack is known to give what
+ * user_fp_walk() gives, so that comparing them only costs time (a second unwind through the
+ * perf callchain code, ~100-200 ns a new stack on the benchmark VM). On x86-64, for a thread
+ * in 64-bit mode (its saved cs is __USER_CS): perf_callchain_user() reads the same {next frame,
+ * return address} pairs from the same rbp, and the caller cuts its walk to this one's depth.
+ * (One difference is accepted: a frame that returns into a pending uretprobe's trampoline,
+ * which get_perf_callchain() replaces by the real return address since 6.12, stays the
+ * trampoline's address here, a frame in [uprobes].) A 32-bit thread's frames are half the size
+ * (perf_callchain_user32()), and arm64 may sign return addresses (pointer authentication, which the
+ * kernel strips): compared there.
+ */
+#if defined(__TARGET_ARCH_x86)
+#define X86_USER_CS_64 0x33 /* __USER_CS: GDT_ENTRY_DEFAULT_USER_CS * 8 + 3 */
+
+static __always_inline bool kernel_walk_is_same(struct pt_regs *regs)
+{
+	return regs && (__u16)BPF_CORE_READ(regs, cs) == X86_USER_CS_64;
+}
+#else
+static __always_inline bool kernel_walk_is_same(struct pt_regs *regs)
+{
+	return false;
+}
+#endif
+
 static __always_inline __u32 user_fp_walk(struct stack_scratch *sc, __u64 *hash)
 {
 	struct pt_regs *regs = current_user_regs();
@@ -798,9 +824,10 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 	 * stops when the buffer is full): past this walk's end it follows frame pointers out of
 	 * the stack, and every read of an unmapped address is a nested page fault fixed up
 	 * (~2500 on a 50-exec loop, whose new processes start with no frame pointer: ~1.8 us a
-	 * new stack). Frame 0, the saved instruction pointer, is the same in every walk.
+	 * new stack). Frame 0, the saved instruction pointer, is the same in every walk. Not
+	 * where the kernel's walk is known to be this one (kernel_walk_is_same()).
 	 */
-	if (n > 1) {
+	if (n > 1 && !kernel_walk_is_same(current_user_regs())) {
 		len = bpf_get_stack(ctx, sc->kwalk, n * sizeof(__u64), BPF_F_USER_STACK);
 		kn = len > 0 ? (__u32)len / sizeof(__u64) : 0;
 		for (__u32 i = 0; i < USER_STACK_DEPTH; i++) {
