@@ -359,7 +359,8 @@ static int live_pmu_ok(const struct kcaps *k, const char *event, const char **wh
 
 /* Whether the kernel runs BPF programs in its interpreter: net.core.bpf_jit_enable is 0 (the
  * default where the architecture does not ask for the JIT, as Debian's ppc64el kernels). A
- * kernel built without the JIT has no such file and always interprets. */
+ * kernel built without the JIT has no such file and always interprets. A file that cannot be
+ * read counts as off too: what "off" selects (plain loops) loads under the JIT as well. */
 static bool bpf_jit_off(void)
 {
 	char buf[16];

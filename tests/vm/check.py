@@ -437,7 +437,7 @@ def run_checks(target, blocks, markers, c):
                 stacks.append((frames.split(";"), int(n)))
 
         def faults_under(fn):
-            return sum(n for fr_, n in stacks if fn in fr_[1:])
+            return sum(n for frames, n in stacks if fn in frames[1:])
 
         c.check("folded: stack lines printed", len(stacks) > 0, f"{len(fo.other)} other lines, none folded",
                 fail_only=True)
