@@ -69,7 +69,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps run test unit live static workloads bench-smoke bench static-checks fuzz fuzz-build \
+.PHONY: all deps run test unit live static workloads workloads32 bench-smoke bench static-checks fuzz fuzz-build \
 	clean format check-format print-format-files asan bench-tools
 
 all: $(OUT)/mmscope workloads
@@ -130,6 +130,17 @@ $(OUT)/workloads/%: tools/workloads/%.c $(wildcard tools/workloads/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g $(FP_FLAGS) $(WARN) -std=gnu11 -pthread $(WORKLOAD_LDFLAGS) -o $@ $<
+
+# page_touch as a 32-bit (i386) static program, for the x86_64 VM test of the user stacks of
+# 32-bit threads, whose frames are half the size (tests/vm/guest.sh). Debian's i686 cross
+# compiler (tools/vm/deps.sh), not gcc-multilib, which conflicts with the ppc64el and arm64 ones.
+# This host's kernel runs no 32-bit program; Debian's amd64 kernel does.
+CC32 ?= i686-linux-gnu-gcc
+workloads32: $(OUT)/workloads/page_touch32
+$(OUT)/workloads/page_touch32: tools/workloads/page_touch.c $(wildcard tools/workloads/*.h)
+	$(call msg,CC32,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC32) -static -O2 -g $(FP_FLAGS) $(WARN) -std=gnu11 -pthread -o $@ $<
 
 # ---- tests: unit tests under AddressSanitizer + UBSan, linked against the user modules ----
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all

@@ -7,6 +7,7 @@
 #   === BEGIN <name>
 #   === CMD <command line>
 #   === VMSTAT pgfault=<before> <after> pgmajfault=<before> <after>
+#   === IRQWORK <before> <after>   (irq_work interrupts, where /proc/interrupts counts them)
 #   === TIME <seconds>
 #   <the command's stdout: the workload's "name: key=value ..." summary line and mmscope's JSON>
 #   === STDERR <each stderr line>
@@ -48,6 +49,10 @@ dmesg_lines0=$(dmesg | wc -l)
 
 vmstat_get() { awk '$1 == "pgfault" { f = $2 } $1 == "pgmajfault" { m = $2 } END { print f, m }' /proc/vmstat; }
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
+# irq_work interrupts, all CPUs (x86's IWI, arm64's IPI "IRQ work interrupts"; empty where
+# the kernel counts none): a build-ID read from a hook with interrupts off unlocks the mmap lock
+# through one, so they count the user stacks and locations that took that path.
+irqwork_get() { awk '/IRQ work interrupts/ { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i; f = 1 } END { if (f) print n }' /proc/interrupts; }
 
 # ---- tracefs event counters -----------------------------------------------------------
 # A "counter" is EVENT:KEYS, e.g. powerpc/tlbie:common_pid.execname,local. hist_on sets the
@@ -95,12 +100,15 @@ run_block() {
 	echo "=== CMD $*"
 	hist_on $counters
 	v0=$(vmstat_get)
+	w0=$(irqwork_get)
 	t0=$(uptime_s)
 	timeout 240 "$@" >$OUT/$name.out 2>$OUT/$name.err </dev/null
 	rc=$?
 	t1=$(uptime_s)
 	v1=$(vmstat_get)
+	w1=$(irqwork_get)
 	echo "=== VMSTAT pgfault=${v0% *} ${v1% *} pgmajfault=${v0#* } ${v1#* }"
+	[ -n "$w0" ] && echo "=== IRQWORK $w0 $w1"
 	echo "=== TIME $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
 	cat $OUT/$name.out
 	# stderr, at most 100 lines: a verifier log is long, and its end says what failed.
@@ -153,6 +161,11 @@ run_block cow "$TLBC" mmscope faults --json $BTF -- cow_fork -n 200
 # The same page_touch command as folded stacks: the user-stack capture of each kernel (the
 # frame-pointer walk and its cache on x86_64 and arm64, the kernel's own walk on powerpc).
 run_block folded "" mmscope faults --folded $BTF -- page_touch -w 500 -r 500 -x 50
+# x86_64: the same loop in a 32-bit (i386) program (make workloads32), whose frames are half
+# the size: its threads' stacks are checked against the kernel's own walk of 32-bit frames.
+if [ -x /bin/page_touch32 ]; then
+	run_block folded32 "" mmscope faults --folded $BTF -- page_touch32 -w 500 -r 500
+fi
 
 echo "=== BEGIN dmesg"
 echo "=== CMD dmesg (lines logged during the tests)"
