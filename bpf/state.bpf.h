@@ -715,6 +715,31 @@ static __always_inline __u64 kernel_user_stack(void *ctx, struct stack_scratch *
 #define USER_FP_WALK_SPAN (64ULL << 20)
 
 /*
+ * A 32-bit thread of a 64-bit kernel (x86-64's compat mode, arm64's AArch32), whose frames are
+ * not the 64-bit {next frame, return address} pair: on x86-64 the same pair of 32-bit words
+ * (perf_callchain_user32()); on arm64 another layout (compat_user_backtrace()), and its frame
+ * pointer is not x29. user_fp_walk() reads x86-64's 32-bit pairs (before, a 32-bit thread's
+ * walk never matched the kernel's, and every fault of it read its stack's build IDs: 1021
+ * irq_work interrupts for page_touch32's 1000 faults in the x86_64 VM test, now 17); on arm64
+ * it leaves such a thread to the kernel's walk.
+ */
+#if defined(__TARGET_ARCH_x86)
+#define X86_USER_CS_64 0x33 /* __USER_CS: GDT_ENTRY_DEFAULT_USER_CS * 8 + 3 */
+
+static __always_inline bool user_regs_compat(struct pt_regs *regs)
+{
+	return (__u16)BPF_CORE_READ(regs, cs) != X86_USER_CS_64;
+}
+#else
+#define ARM64_PSR_MODE32_BIT 0x10 /* pstate of an AArch32 task */
+
+static __always_inline bool user_regs_compat(struct pt_regs *regs)
+{
+	return BPF_CORE_READ(regs, pstate) & ARM64_PSR_MODE32_BIT;
+}
+#endif
+
+/*
  * Whether the kernel's own walk of this thread's user stack is known to give what
  * user_fp_walk() gives, so that comparing them only costs time (a second unwind through the
  * perf callchain code, ~100-200 ns a new stack on the benchmark VM). On x86-64, for a thread
@@ -722,16 +747,14 @@ static __always_inline __u64 kernel_user_stack(void *ctx, struct stack_scratch *
  * return address} pairs from the same rbp, and the caller cuts its walk to this one's depth.
  * (One difference is accepted: a frame that returns into a pending uretprobe's trampoline,
  * which get_perf_callchain() replaces by the real return address since 6.12, stays the
- * trampoline's address here, a frame in [uprobes].) A 32-bit thread's frames are half the size
- * (perf_callchain_user32()), and arm64 may sign return addresses (pointer authentication, which the
- * kernel strips): compared there.
+ * trampoline's address here, a frame in [uprobes].) A 32-bit thread's walk (its own frame
+ * layout) and arm64's (the kernel strips pointer authentication codes from return addresses):
+ * compared.
  */
 #if defined(__TARGET_ARCH_x86)
-#define X86_USER_CS_64 0x33 /* __USER_CS: GDT_ENTRY_DEFAULT_USER_CS * 8 + 3 */
-
 static __always_inline bool kernel_walk_is_same(struct pt_regs *regs)
 {
-	return regs && (__u16)BPF_CORE_READ(regs, cs) == X86_USER_CS_64;
+	return regs && !user_regs_compat(regs);
 }
 #else
 static __always_inline bool kernel_walk_is_same(struct pt_regs *regs)
@@ -749,19 +772,29 @@ static __always_inline __u32 user_fp_walk(struct stack_scratch *sc, __u64 *hash)
 	} frame;
 	__u64 sp, fp, h;
 	__u32 n = 1;
+	bool compat;
 
 	if (!regs)
 		return 0;
+	compat = user_regs_compat(regs);
+#if defined(__TARGET_ARCH_arm64)
+	if (compat)
+		return 0; /* the caller takes the kernel's walk */
+#endif
 	/* bpf_task_pt_regs() gives a BTF pointer: direct loads, no probe reads. */
 	sc->walk[0] = PT_REGS_IP(regs);
 	sp = PT_REGS_SP(regs);
 	fp = PT_REGS_FP(regs);
 	h = (FNV_BASIS ^ sc->walk[0]) * FNV_PRIME;
 	for (__u32 i = 1; i < USER_STACK_DEPTH; i++) {
-		if (fp < sp || fp - sp >= USER_FP_WALK_SPAN || (fp & 7))
+		if (fp < sp || fp - sp >= USER_FP_WALK_SPAN || (fp & (compat ? 3 : 7)))
 			break;
-		if (bpf_probe_read_user(&frame, sizeof(frame), (void *)fp))
+		if (bpf_probe_read_user(&frame, compat ? 8 : sizeof(frame), (void *)fp))
 			break;
+		if (compat) { /* struct stack_frame_ia32: two 32-bit words */
+			frame.ret = frame.next_fp >> 32;
+			frame.next_fp = (__u32)frame.next_fp;
+		}
 		sc->walk[i] = frame.ret;
 		h = (h ^ frame.ret) * FNV_PRIME;
 		n = i + 1;
