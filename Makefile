@@ -131,16 +131,24 @@ $(OUT)/workloads/%: tools/workloads/%.c $(wildcard tools/workloads/*.h)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g $(FP_FLAGS) $(WARN) -std=gnu11 -pthread $(WORKLOAD_LDFLAGS) -o $@ $<
 
-# page_touch as a 32-bit (i386) static program, for the x86_64 VM test of the user stacks of
-# 32-bit threads, whose frames are half the size (tests/vm/guest.sh). Debian's i686 cross
-# compiler (tools/vm/deps.sh), not gcc-multilib, which conflicts with the ppc64el and arm64 ones.
-# This host's kernel runs no 32-bit program; Debian's amd64 kernel does.
+# page_touch as a 32-bit static program, for the VM tests of the user stacks of 32-bit threads
+# on 64-bit kernels, whose frames differ (tests/vm/guest.sh): i386 for x86, and for arm64 armhf
+# in ARM mode with APCS frames, the layout the arm64 kernel's compat unwinder reads
+# (compat_user_backtrace()). Debian's cross compilers (tools/vm/deps.sh), not gcc-multilib,
+# which conflicts with the ppc64el and arm64 ones. This host's kernel runs no 32-bit program;
+# Debian's kernels do.
+ifeq ($(ARCH),arm64)
+CC32 ?= arm-linux-gnueabihf-gcc
+CC32_FLAGS := -marm -mapcs-frame
+else
 CC32 ?= i686-linux-gnu-gcc
+CC32_FLAGS :=
+endif
 workloads32: $(OUT)/workloads/page_touch32
 $(OUT)/workloads/page_touch32: tools/workloads/page_touch.c $(wildcard tools/workloads/*.h)
 	$(call msg,CC32,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC32) -static -O2 -g $(FP_FLAGS) $(WARN) -std=gnu11 -pthread -o $@ $<
+	$(Q)$(CC32) $(CC32_FLAGS) -static -O2 -g -fno-omit-frame-pointer $(WARN) -std=gnu11 -pthread -o $@ $<
 
 # ---- tests: unit tests under AddressSanitizer + UBSan, linked against the user modules ----
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all

@@ -393,8 +393,9 @@ static __always_inline bool key_words_eq(const void *a, const void *b, __u32 n)
 
 /*
  * The kernel stack id of a user-mode fault's entry path, per CPU, [0] data and [1] instruction
- * faults (see capture_fault_stacks()).
+ * faults (see capture_stacks_of()); USER_FAULT_NO_KSTACK where the hook has none.
  */
+#define USER_FAULT_NO_KSTACK 2 /* never an id: stack ids are odd */
 STATE_DECL struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 2);
@@ -918,10 +919,15 @@ static __always_inline __u64 exec_load_user_stack(struct stack_scratch *sc)
 
 /*
  * Capture the current kernel and user stacks into the stack maps; *kid and *uid get their
- * content hashes (0: not captured, counted as lost).
+ * content hashes (0: not captured, counted as lost; a kernel stack may also be empty, below).
  * A user-mode fault's kernel stack is the exception entry up to the hook, the same for every
  * fault of one kind (data or instruction) on one CPU: with user_fault set it is unwound once
  * per CPU and kind, which saves a kernel unwind (~2 us on the benchmark VM) per fault.
+ * Where the hook is the perf software page-fault event (arm64, powerpc), a user-mode fault's
+ * program gets the user's registers, and the kernel's walk from them is empty (0 frames, not
+ * an error: get_perf_callchain() walks the kernel only from kernel registers): that fault has
+ * no kernel frames, as in perf's own samples of the event, and nothing was lost (every user
+ * fault there counted as a lost stack before).
  */
 static __always_inline void capture_stacks_of(void *ctx, bool user_fault, bool exec, __u64 *kid,
 					      __u64 *uid)
@@ -929,6 +935,7 @@ static __always_inline void capture_stacks_of(void *ctx, bool user_fault, bool e
 	__u32 zero = 0, kind = exec;
 	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
 	__u64 *entry = NULL;
+	long klen = 0;
 
 	*kid = *uid = 0;
 	if (!sc)
@@ -936,16 +943,17 @@ static __always_inline void capture_stacks_of(void *ctx, bool user_fault, bool e
 	if (user_fault)
 		entry = bpf_map_lookup_elem(&user_fault_kstack, &kind);
 	if (entry && *entry) {
-		*kid = *entry;
+		*kid = *entry == USER_FAULT_NO_KSTACK ? 0 : *entry;
 	} else {
-		*kid = store_kernel_stack(sc, bpf_get_stack(ctx, sc->k.ip, sizeof(sc->k.ip), 0));
-		if (entry)
-			*entry = *kid;
+		klen = bpf_get_stack(ctx, sc->k.ip, sizeof(sc->k.ip), 0);
+		*kid = store_kernel_stack(sc, klen);
+		if (entry && (*kid || klen == 0))
+			*entry = *kid ? *kid : USER_FAULT_NO_KSTACK;
 	}
 	*uid = current_in_exec_load()
 		       ? exec_load_user_stack(sc)
 		       : capture_user_stack(ctx, sc, bpf_get_current_pid_tgid() >> 32);
-	if (!*kid || !*uid)
+	if ((!*kid && klen != 0) || !*uid)
 		count_lost(CNT_LOST_STACK);
 }
 

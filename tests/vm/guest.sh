@@ -161,8 +161,8 @@ run_block cow "$TLBC" mmscope faults --json $BTF -- cow_fork -n 200
 # The same page_touch command as folded stacks: the user-stack capture of each kernel (the
 # frame-pointer walk and its cache on x86_64 and arm64, the kernel's own walk on powerpc).
 run_block folded "" mmscope faults --folded $BTF -- page_touch -w 500 -r 500 -x 50
-# x86_64: the same loop in a 32-bit (i386) program (make workloads32), whose frames are half
-# the size: its threads' stacks are checked against the kernel's own walk of 32-bit frames.
+# x86_64 and arm64: the same loop in a 32-bit program (make workloads32; i386, armhf), whose
+# frames are not a 64-bit thread's.
 if [ -x /bin/page_touch32 ]; then
 	run_block folded32 "" mmscope faults --folded $BTF -- page_touch32 -w 500 -r 500
 fi

@@ -145,9 +145,8 @@ for t in "${targets[@]}"; do
 		say "build $a: skipped (VMTEST_SKIP_BUILD=1), using what is in $out"
 		continue
 	fi
-	# x86: page_touch as a 32-bit program too (guest.sh's folded32 block).
-	extra=""
-	[ "$a" = x86 ] && extra=workloads32
+	# x86 and arm64: page_touch as a 32-bit program too (guest.sh's folded32 block).
+	case $a in x86 | arm64) extra=workloads32 ;; *) extra="" ;; esac
 	say "build $a: make static workloads${extra:+ $extra} ARCH=$a OUT=$out WORKLOAD_LDFLAGS=-static"
 	b0=$(date +%s)
 	if ! make -C "$ROOT" -j2 --no-print-directory static workloads ${extra:+"$extra"} ARCH="$a" CROSS_COMPILE="$cc" \

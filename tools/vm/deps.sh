@@ -2,8 +2,8 @@
 # tools/vm/deps.sh - install what the mmscope VM harness needs (idempotent; root).
 #
 # What: QEMU for x86_64/ppc64/aarch64, cpio, pahole (dwarves), bpftool, xz, clang,
-# the ppc64le and arm64 cross compilers (and the i686 one, for a 32-bit workload:
-# gcc-multilib would remove the other two), and the ppc64el/arm64 multiarch -dev
+# the ppc64le and arm64 cross compilers (and the i686 and armhf ones, for 32-bit
+# workloads: gcc-multilib would remove the other two), and the ppc64el/arm64 multiarch -dev
 # libraries (libbpf, libelf, zlib, zstd) so that static test binaries linked
 # against libbpf can be built for each guest. Also pre-fetches busybox-static
 # for every guest arch into the cache (apt-get download; never installed, since
@@ -29,7 +29,7 @@ host_arch_ok
 HOST_PKGS=(
 	qemu-system-x86 qemu-system-ppc qemu-system-arm
 	cpio dwarves bpftool xz-utils clang
-	gcc-powerpc64le-linux-gnu gcc-aarch64-linux-gnu gcc-i686-linux-gnu
+	gcc-powerpc64le-linux-gnu gcc-aarch64-linux-gnu gcc-i686-linux-gnu gcc-arm-linux-gnueabihf
 	libbpf-dev libelf-dev libdw-dev zlib1g-dev libzstd-dev
 )
 # amd64 dev packages that must survive the multiarch installs.
