@@ -139,16 +139,16 @@ $(OUT)/workloads/%: tools/workloads/%.c $(wildcard tools/workloads/*.h)
 # Debian's kernels do.
 ifeq ($(ARCH),arm64)
 CC32 ?= arm-linux-gnueabihf-gcc
-CC32_FLAGS := -marm -mapcs-frame
+CC32_FLAGS := -marm -mapcs-frame -fno-omit-frame-pointer
 else
 CC32 ?= i686-linux-gnu-gcc
-CC32_FLAGS :=
+CC32_FLAGS := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 endif
 workloads32: $(OUT)/workloads/page_touch32
 $(OUT)/workloads/page_touch32: tools/workloads/page_touch.c $(wildcard tools/workloads/*.h)
 	$(call msg,CC32,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC32) $(CC32_FLAGS) -static -O2 -g -fno-omit-frame-pointer $(WARN) -std=gnu11 -pthread -o $@ $<
+	$(Q)$(CC32) $(CC32_FLAGS) -static -O2 -g $(WARN) -std=gnu11 -pthread -o $@ $<
 
 # ---- tests: unit tests under AddressSanitizer + UBSan, linked against the user modules ----
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all

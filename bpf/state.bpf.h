@@ -719,10 +719,11 @@ static __always_inline __u64 kernel_user_stack(void *ctx, struct stack_scratch *
  * A 32-bit thread of a 64-bit kernel (x86-64's compat mode, arm64's AArch32), whose frames are
  * not the 64-bit {next frame, return address} pair: on x86-64 the same pair of 32-bit words
  * (perf_callchain_user32()); on arm64 another layout (compat_user_backtrace()), and its frame
- * pointer is not x29. user_fp_walk() reads x86-64's 32-bit pairs (before, a 32-bit thread's
- * walk never matched the kernel's, and every fault of it read its stack's build IDs: 1021
- * irq_work interrupts for page_touch32's 1000 faults in the x86_64 VM test, now 17); on arm64
- * it leaves such a thread to the kernel's walk.
+ * pointer is not x29. user_fp_walk() reads x86-64's 32-bit pairs (it read 64-bit ones, which
+ * stopped at the leaf or disagreed with the kernel's walk, whose build IDs every fault then
+ * read: 1021 irq_work interrupts for page_touch32's 1000 faults in the x86_64 VM test, now
+ * 17); on arm64 it leaves such a thread to the kernel's walk (a 64-bit walk from x29 kept the
+ * leaf alone).
  */
 #if defined(__TARGET_ARCH_x86)
 #define X86_USER_CS_64 0x33 /* __USER_CS: GDT_ENTRY_DEFAULT_USER_CS * 8 + 3 */
