@@ -75,6 +75,25 @@ static __always_inline bool current_in_exec_load(void)
 #endif
 }
 
+#define PF_KTHREAD_FLAG 0x00200000 /* PF_KTHREAD, include/linux/sched.h */
+
+/*
+ * The current thread's user address space, when it has none: a kernel thread (no user stack at
+ * all), or a thread in exit() after exit_mm() detached it (current->mm = NULL before mmput()),
+ * whose exit_mmap() unmaps everything and issues the process's last invalidations. Its saved
+ * user registers point into memory it no longer maps. The same order since 2.6 (exit.c).
+ */
+enum no_mm_kind { MM_PRESENT, MM_KTHREAD, MM_EXITED };
+
+static __always_inline enum no_mm_kind current_no_mm(void)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+
+	if (BPF_CORE_READ(t, mm))
+		return MM_PRESENT;
+	return BPF_CORE_READ(t, flags) & PF_KTHREAD_FLAG ? MM_KTHREAD : MM_EXITED;
+}
+
 /*
  * The system call the current thread is in, from its saved user registers.
  * x86 keeps the number in orig_ax (an exception stores its error code there instead, which is
@@ -87,7 +106,7 @@ static __always_inline int current_syscall(void)
 	struct pt_regs *regs;
 	long nr = -1;
 
-	if (BPF_CORE_READ(t, flags) & 0x00200000 /* PF_KTHREAD */)
+	if (BPF_CORE_READ(t, flags) & PF_KTHREAD_FLAG)
 		return SYSCALL_KTHREAD;
 	regs = current_user_regs();
 	if (!regs)

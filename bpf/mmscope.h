@@ -260,6 +260,9 @@ struct fault_location_key {
 /* A user stack's one frame where the thread is in execve() loading its new image
  * (current_in_exec_load()): the caller's stack is no longer mapped. */
 #define LOC_EXEC_LOAD 4
+/* A user stack's one frame where the thread is exiting and its address space is detached
+ * (current_no_mm()): exit_mmap()'s unmapping and its invalidations. */
+#define LOC_EXITING 5
 struct fault_location {
 	__u64 count;
 	__u32 status;

@@ -910,11 +910,12 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 }
 #endif
 
-/* The user stack of an event in execve() while it loads the new image: one LOC_EXEC_LOAD frame. */
-static __always_inline __u64 exec_load_user_stack(struct stack_scratch *sc)
+/* The user stack of an event where there is none to walk, one frame saying why: LOC_EXEC_LOAD
+ * (in execve() while it loads the new image), LOC_EXITING (in exit() after its mm is gone). */
+static __always_inline __u64 marker_user_stack(struct stack_scratch *sc, __u32 status)
 {
 	__builtin_memset(&sc->u.f[0], 0, sizeof(sc->u.f[0]));
-	sc->u.f[0].status = LOC_EXEC_LOAD;
+	sc->u.f[0].status = status;
 	return store_user_stack(sc, 1);
 }
 
@@ -928,7 +929,9 @@ static __always_inline __u64 exec_load_user_stack(struct stack_scratch *sc)
  * program gets the user's registers, and the kernel's walk from them is empty (0 frames, not
  * an error: get_perf_callchain() walks the kernel only from kernel registers): that fault has
  * no kernel frames, as in perf's own samples of the event, and nothing was lost (every user
- * fault there counted as a lost stack before).
+ * fault there counted as a lost stack before). Likewise a kernel thread has no user stack, and
+ * a thread in exit() after its mm is gone gets the one frame LOC_EXITING (it counted as a lost
+ * stack: its exit_mmap() invalidations, the ones `tlb --folded` saw in every process).
  */
 static __always_inline void capture_stacks_of(void *ctx, bool user_fault, bool exec, __u64 *kid,
 					      __u64 *uid)
@@ -936,6 +939,7 @@ static __always_inline void capture_stacks_of(void *ctx, bool user_fault, bool e
 	__u32 zero = 0, kind = exec;
 	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
 	__u64 *entry = NULL;
+	enum no_mm_kind no_mm;
 	long klen = 0;
 
 	*kid = *uid = 0;
@@ -951,10 +955,16 @@ static __always_inline void capture_stacks_of(void *ctx, bool user_fault, bool e
 		if (entry && (*kid || klen == 0))
 			*entry = *kid ? *kid : USER_FAULT_NO_KSTACK;
 	}
-	*uid = current_in_exec_load()
-		       ? exec_load_user_stack(sc)
-		       : capture_user_stack(ctx, sc, bpf_get_current_pid_tgid() >> 32);
-	if ((!*kid && klen != 0) || !*uid)
+	/* A kernel thread (MM_KTHREAD) has no user stack at all: its kernel frames alone, as
+	 * perf shows them. */
+	no_mm = current_no_mm();
+	if (no_mm == MM_EXITED)
+		*uid = marker_user_stack(sc, LOC_EXITING);
+	else if (no_mm == MM_PRESENT && current_in_exec_load())
+		*uid = marker_user_stack(sc, LOC_EXEC_LOAD);
+	else if (no_mm == MM_PRESENT)
+		*uid = capture_user_stack(ctx, sc, bpf_get_current_pid_tgid() >> 32);
+	if ((!*kid && klen != 0) || (!*uid && no_mm != MM_KTHREAD))
 		count_lost(CNT_LOST_STACK);
 }
 

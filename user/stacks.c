@@ -24,6 +24,9 @@
 /* The user side of an event in execve() while the new image loads (LOC_EXEC_LOAD): the caller's
  * code and stack are no longer mapped, the new image's not yet started. */
 #define EXEC_LOAD_FRAME "[in execve]"
+/* ... and of an event in exit() after its address space is detached (LOC_EXITING): the
+ * process's last unmapping, exit_mmap(). */
+#define EXITING_FRAME "[in exit]"
 
 static int cmp_proc(const void *a, const void *b)
 {
@@ -295,8 +298,10 @@ static void key_frames(struct session *s, const struct folded_key *key, kind_nam
 	for (int i = nu - 1; i >= 0; i--) {
 		struct usym u;
 
-		if (us->f[i].status == LOC_EXEC_LOAD) {
-			fl_add(l, EXEC_LOAD_FRAME, FRAME_OTHER);
+		if (us->f[i].status == LOC_EXEC_LOAD || us->f[i].status == LOC_EXITING) {
+			fl_add(l,
+			       us->f[i].status == LOC_EXEC_LOAD ? EXEC_LOAD_FRAME : EXITING_FRAME,
+			       FRAME_OTHER);
 			continue;
 		}
 		/* Frames above the leaf are return addresses: the call is the byte before, which

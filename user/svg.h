@@ -35,7 +35,7 @@ enum frame_type {
 	FRAME_KERNEL,
 	FRAME_FAULT, /* leaf: fault class, "[write minor]" */
 	FRAME_TLB,   /* leaf: invalidation kind, "[tlb local_mm_shootdown]" */
-	FRAME_OTHER, /* [unknown], [truncated], [in execve] */
+	FRAME_OTHER, /* [unknown], [truncated], [in execve], [in exit] */
 	FRAME_TYPES,
 };
 
