@@ -78,10 +78,11 @@ static __always_inline bool current_in_exec_load(void)
 #define PF_KTHREAD_FLAG 0x00200000 /* PF_KTHREAD, include/linux/sched.h */
 
 /*
- * The current thread's user address space, when it has none: a kernel thread (no user stack at
- * all), or a thread in exit() after exit_mm() detached it (current->mm = NULL before mmput()),
- * whose exit_mmap() unmaps everything and issues the process's last invalidations. Its saved
- * user registers point into memory it no longer maps. The same order since 2.6 (exit.c).
+ * Whether the current thread has a user address space, and why not when it has none: a kernel
+ * thread (no user stack at all), or a thread in exit() after exit_mm() detached it
+ * (current->mm = NULL before mmput()), whose exit_mmap() unmaps everything and issues the
+ * process's last invalidations; its saved user registers point into memory it no longer maps.
+ * The same order since 2.6 (kernel/exit.c).
  */
 enum no_mm_kind { MM_PRESENT, MM_KTHREAD, MM_EXITED };
 
