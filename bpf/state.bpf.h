@@ -719,11 +719,11 @@ static __always_inline __u64 kernel_user_stack(void *ctx, struct stack_scratch *
  * A 32-bit thread of a 64-bit kernel (x86-64's compat mode, arm64's AArch32), whose frames are
  * not the 64-bit {next frame, return address} pair: on x86-64 the same pair of 32-bit words
  * (perf_callchain_user32()); on arm64 another layout (compat_user_backtrace()), and its frame
- * pointer is not x29. user_fp_walk() reads x86-64's 32-bit pairs (it read 64-bit ones, which
- * stopped at the leaf or disagreed with the kernel's walk, whose build IDs every fault then
- * read: 1021 irq_work interrupts for page_touch32's 1000 faults in the x86_64 VM test, now
- * 17); on arm64 it leaves such a thread to the kernel's walk (a 64-bit walk from x29 kept the
- * leaf alone).
+ * pointer is r11, not x29. user_fp_walk() reads each as the kernel does (it read 64-bit
+ * frames, which stopped at the leaf or disagreed with the kernel's walk, whose build IDs every
+ * fault then read: 1021 irq_work interrupts for page_touch32's 1000 faults in the x86_64 VM
+ * test, now 17; on arm64, where a walk from x29 kept the leaf alone, the kernel's walk took
+ * every fault, ~1030).
  */
 #if defined(__TARGET_ARCH_x86)
 #define X86_USER_CS_64 0x33 /* __USER_CS: GDT_ENTRY_DEFAULT_USER_CS * 8 + 3 */
@@ -765,44 +765,77 @@ static __always_inline bool kernel_walk_is_same(struct pt_regs *regs)
 }
 #endif
 
-static __always_inline __u32 user_fp_walk(struct stack_scratch *sc, __u64 *hash)
+/*
+ * The frame at fp of a thread's user stack: *ret its return address, *next_fp the caller's frame
+ * pointer; false when it cannot be read. A 64-bit thread's frame is {next frame, return
+ * address} at fp; a 32-bit thread's on x86-64 the same in two 32-bit words (struct
+ * stack_frame_ia32, perf_callchain_user32()), on arm64 the APCS frame tail {fp, sp, lr} just
+ * below fp (struct compat_frame_tail, compat_user_backtrace()).
+ */
+static __always_inline bool user_frame_at(__u64 fp, bool compat, __u64 *next_fp, __u64 *ret)
 {
-	struct pt_regs *regs = current_user_regs();
 	struct {
 		__u64 next_fp;
 		__u64 ret;
 	} frame;
-	__u64 sp, fp, h;
+#if defined(__TARGET_ARCH_arm64)
+	struct {
+		__u32 fp;
+		__u32 sp;
+		__u32 lr;
+	} tail;
+
+	if (compat) {
+		if (bpf_probe_read_user(&tail, sizeof(tail), (void *)(fp - sizeof(tail))))
+			return false;
+		*next_fp = tail.fp;
+		*ret = tail.lr;
+		return true;
+	}
+#endif
+	if (bpf_probe_read_user(&frame, compat ? 8 : sizeof(frame), (void *)fp))
+		return false;
+	if (compat) { /* x86-64: two 32-bit words */
+		frame.ret = frame.next_fp >> 32;
+		frame.next_fp = (__u32)frame.next_fp;
+	}
+	*next_fp = frame.next_fp;
+	*ret = frame.ret;
+	return true;
+}
+
+static __always_inline __u32 user_fp_walk(struct stack_scratch *sc, __u64 *hash)
+{
+	struct pt_regs *regs = current_user_regs();
+	__u64 sp, fp, h, next_fp, ret;
 	__u32 n = 1;
 	bool compat;
 
 	if (!regs)
 		return 0;
 	compat = user_regs_compat(regs);
-#if defined(__TARGET_ARCH_arm64)
-	if (compat)
-		return 0; /* the caller takes the kernel's walk */
-#endif
 	/* bpf_task_pt_regs() gives a BTF pointer: direct loads, no probe reads. */
 	sc->walk[0] = PT_REGS_IP(regs);
 	sp = PT_REGS_SP(regs);
 	fp = PT_REGS_FP(regs);
+#if defined(__TARGET_ARCH_arm64)
+	if (compat) { /* AArch32: r13 and r11 (compat_sp, compat_fp) */
+		sp = regs->regs[13];
+		fp = regs->regs[11];
+	}
+#endif
 	h = (FNV_BASIS ^ sc->walk[0]) * FNV_PRIME;
 	for (__u32 i = 1; i < USER_STACK_DEPTH; i++) {
 		if (fp < sp || fp - sp >= USER_FP_WALK_SPAN || (fp & (compat ? 3 : 7)))
 			break;
-		if (bpf_probe_read_user(&frame, compat ? 8 : sizeof(frame), (void *)fp))
+		if (!user_frame_at(fp, compat, &next_fp, &ret))
 			break;
-		if (compat) { /* struct stack_frame_ia32: two 32-bit words */
-			frame.ret = frame.next_fp >> 32;
-			frame.next_fp = (__u32)frame.next_fp;
-		}
-		sc->walk[i] = frame.ret;
-		h = (h ^ frame.ret) * FNV_PRIME;
+		sc->walk[i] = ret;
+		h = (h ^ ret) * FNV_PRIME;
 		n = i + 1;
-		if (frame.next_fp <= fp)
+		if (next_fp <= fp)
 			break;
-		fp = frame.next_fp;
+		fp = next_fp;
 	}
 	*hash = h;
 	return n;
