@@ -79,12 +79,13 @@ EXPECT_INFO = {
 BLOCKS = ("info", "probes", "faults_base", "faults", "bare_touch_base", "bare_touch", "stat",
           "bare_exec", "tlb", "switch", "cow_base", "cow", "folded", "folded32", "dmesg")
 FOLDED_BLOCKS = ("folded", "folded32")
+MMSCOPE_BLOCKS = ("probes", "faults_base", "faults", "stat", "tlb", "switch", "cow_base", "cow")
+SUMMARY_RE = re.compile(r"^([a-z_]+): ([a-z_]+=\S*( |$))+")
 
 
 def blocks_of(target):
+    """The blocks guest.sh prints for target."""
     return tuple(n for n in BLOCKS if n != "folded32" or target in ("x86_64", "arm64"))
-MMSCOPE_BLOCKS = ("probes", "faults_base", "faults", "stat", "tlb", "switch", "cow_base", "cow")
-SUMMARY_RE = re.compile(r"^([a-z_]+): ([a-z_]+=\S*( |$))+")
 
 
 class Block:
