@@ -36,8 +36,12 @@ FP_FLAGS := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 else
 FP_FLAGS := -fno-omit-frame-pointer
 endif
+# SYSROOT: a directory of unpacked -dev packages of the target architecture (tools/vm/sysroot.sh,
+# for the VM tests' cross builds): its headers come before the system's, its libraries are linked.
+SYSROOT ?=
+SYSROOT_FLAGS := $(if $(SYSROOT),-isystem $(SYSROOT)/usr/include $(patsubst %,-L%,$(wildcard $(SYSROOT)/usr/lib/*-linux-gnu*)))
 USER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 $(FP_FLAGS) -D_GNU_SOURCE \
-	-DMMSCOPE_VERSION='"$(VERSION)"' -I$(OUT) -Iuser -Ibpf
+	-DMMSCOPE_VERSION='"$(VERSION)"' -I$(OUT) -Iuser -Ibpf $(SYSROOT_FLAGS)
 LIBS := -lbpf -lelf -ldw -lz -llzma -lmicrohttpd -lpthread
 STATIC_LIBS := -lbpf -ldw -lelf -lz -lzstd -llzma -lbz2 -lpthread
 
@@ -69,7 +73,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps run test unit live static workloads workloads32 bench-smoke bench static-checks fuzz fuzz-build \
+.PHONY: all deps run test test-loaded unit live static workloads workloads32 bench-smoke bench static-checks fuzz fuzz-build \
 	clean format check-format print-format-files asan bench-tools
 
 all: $(OUT)/mmscope workloads
@@ -180,6 +184,12 @@ asan: $(OUT)/asan/mmscope
 test: deps
 	$(Q)$(MAKE) --no-print-directory all unit asan fuzz-build
 	$(Q)tests/run.sh
+
+# The suite RUNS times in a row with stress-ng loading every CPU alongside (tests/loaded.sh).
+RUNS ?= 3
+test-loaded: deps
+	$(Q)$(MAKE) --no-print-directory all unit asan fuzz-build
+	$(Q)tests/loaded.sh $(RUNS) $(SUITES)
 
 run: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # The whole suite: unit tests (ASan/UBSan), live tests (root, this host), short fuzz runs,
-# static checks (cppcheck, clang-tidy, valgrind on each subcommand, clang-format), and the VM
-# tests (real 6.1 kernels of x86_64, ppc64le radix and hash, arm64 under QEMU).
+# static checks (cppcheck, clang-tidy, valgrind on each subcommand, clang-format), the set-up
+# of a fresh machine (a debootstrap chroot: tests/setup/fresh_chroot.sh), and the VM tests
+# (real 6.1 kernels of x86_64, ppc64le radix and hash, arm64 under QEMU).
 # Every test prints "PASS name", "FAIL name" or "SKIP name (why)"; the last line counts them.
-#   tests/run.sh [unit|live|fuzz|static|vm]...   (default: all)
+#   tests/run.sh [unit|live|fuzz|static|setup|vm]...   (default: all)
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -13,7 +14,7 @@ export MMSCOPE="$top/$OUT/mmscope" WORKLOADS="$top/$OUT/workloads"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(unit live fuzz static vm)
+[ ${#suites[@]} -gt 0 ] || suites=(unit live fuzz static setup vm)
 
 run_one() { # name, command...: a binary or script printing PASS/FAIL/SKIP lines
 	local name=$1
@@ -59,6 +60,13 @@ for suite in "${suites[@]}"; do
 			grep 'error:' "$log.fmt" | head -10 | sed 's/^/    /'
 		fi
 		rm -f "$log.fmt"
+		;;
+	setup)
+		if [ "$(id -u)" != 0 ]; then
+			echo "SKIP setup (not root: it makes a chroot and installs packages in it)" | tee -a "$log"
+			continue
+		fi
+		run_one fresh_chroot tests/setup/fresh_chroot.sh
 		;;
 	vm)
 		if [ "$(id -u)" != 0 ]; then

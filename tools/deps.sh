@@ -10,6 +10,8 @@ pkgs=(
 	libclang-rt-14-dev			# libFuzzer and sanitizer runtimes for clang
 	libmicrohttpd-dev			# mmscope serve's HTTP server
 	linux-perf bpftrace			# independent oracles in the live tests
+	stress-ng				# the load the suite must hold under (make test-loaded)
+	debootstrap				# the fresh-machine set-up test (tests/setup/fresh_chroot.sh)
 	cppcheck clang-tidy clang-format valgrind	# static checks (tools/static-checks.sh)
 	chromium				# renders --svg flame graphs in tests/live/test_svg.sh
 	prometheus				# serve's test: a real scraper, and promtool
@@ -26,8 +28,21 @@ if [ ${#missing[@]} -gt 0 ]; then
 	fi
 	echo "deps: installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get -o DPkg::Lock::Timeout=600 update -qq
-	apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	apt=(apt-get -o DPkg::Lock::Timeout=600)
+	# The mirror may be mid-sync: each step is tried again after 5, 10, 20 s; an update that
+	# still fails leaves the lists there are, which may hold what is missing.
+	try() {
+		local i
+		for i in 5 10 20 0; do
+			"$@" && return 0
+			[ $i -gt 0 ] || return 1
+			echo "deps: '$*' failed; again in ${i}s" >&2
+			sleep $i
+		done
+	}
+	try "${apt[@]}" update -qq || echo "deps: apt-get update failed; installing from the lists there are" >&2
+	try "${apt[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+		{ echo "deps: could not install ${missing[*]}" >&2; exit 1; }
 fi
 # tracefs is where tracepoints are found; mount it if the system did not.
 if [ ! -d /sys/kernel/tracing/events ] && [ "$(id -u)" = 0 ]; then

@@ -3,11 +3,13 @@
 # tests/vm/run.sh - mmscope on Debian's own 6.1 kernels under QEMU: build, boot, check.
 #
 # What, per target (x86_64, power9 = ppc64le radix MMU, power8 = ppc64le hash MMU, arm64):
-#   1. set-up (once): tools/vm/deps.sh, the extra multiarch static libraries the static link
-#      needs (below), the pinned kernel and busybox (tools/vm/kernels.sh fetch);
+#   1. set-up (once): tools/vm/deps.sh, the pinned kernel and busybox (tools/vm/kernels.sh
+#      fetch);
 #   2. build (once per architecture): make static workloads with OUT=build/vm/<arch> and
 #      WORKLOAD_LDFLAGS=-static: a static mmscope and static workloads of their own, so that
-#      this never races with, or overwrites, the native build in build/ or build/<arch>;
+#      this never races with, or overwrites, the native build in build/ or build/<arch>; the
+#      ppc64le and arm64 builds link the guest's static libraries unpacked by
+#      tools/vm/sysroot.sh (SYSROOT=), never packages installed for a foreign architecture;
 #   3. an initramfs (tools/vm/mkinitramfs.sh): mmscope, the workloads, tests/vm/guest.sh as
 #      /test.sh, /etc/vmtest.env naming the target, and for ppc64le the decompressed
 #      btf/ppc64le/<release>.btf.xz as /btf/vmlinux.btf (Debian's ppc64el kernel has no BTF);
@@ -21,18 +23,12 @@
 # boot.out, checks.txt with every check and its numbers). Downloads are cached by tools/vm in
 # ${MMSCOPE_VM_CACHE:-/var/cache/mmscope-vm}.
 #
-# Static link: the Makefile's STATIC_LIBS is -lbpf -ldw -lelf -lz -lzstd -llzma -lbz2
-# -lpthread; libdw.a needs liblzma and libbz2 (its debuginfo decompressors). tools/vm/deps.sh
-# installs only libbpf/libelf/zlib/zstd for ppc64el and arm64, so the set-up here adds
-# libdw-dev, liblzma-dev and libbz2-dev for them. Being "Multi-Arch: same", liblzma-dev:<arch>
-# must have the amd64 package's version: apt may upgrade liblzma5/liblzma-dev/xz-utils:amd64
-# to the bookworm-security version with it (--no-remove: it never removes anything).
-#
 # Usage: tests/vm/run.sh [TARGET...]      (default: x86_64 power9 power8 arm64)
 # Env:   MMSCOPE_VM_CACHE, VMTEST_TIMEOUT (per boot, default 420 s), VMTEST_JOBS (parallel
 #        boots, default 2), VMTEST_SKIP_SETUP=1 (no deps.sh/apt: for quick reruns),
 #        VMTEST_SKIP_BUILD=1 (boot what build/vm/<arch>/ holds, e.g. a patched tree's build
-#        made with OUT=$PWD/build/vm/<arch>)
+#        made with OUT=$PWD/build/vm/<arch>), VMTEST_BUILD_ONLY=1 (set-up and build, no boot:
+#        `PASS <target> (built)` per target; tests/setup/fresh_chroot.sh)
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -42,7 +38,6 @@ BUILD="$ROOT/build/vm"
 ALL_TARGETS=(x86_64 power9 power8 arm64)
 TIMEOUT=${VMTEST_TIMEOUT:-420}
 JOBS=${VMTEST_JOBS:-2}
-EXTRA_DEV=(libdw-dev liblzma-dev libbz2-dev)
 
 say() { printf '[vmtest] %s\n' "$*" >&2; }
 
@@ -99,28 +94,11 @@ if [ "${VMTEST_SKIP_SETUP:-0}" != 1 ]; then
 		fail_all "set-up: tools/vm/deps.sh failed (build/vm/deps.log)"
 		finish
 	fi
-	missing=()
-	for t in "${targets[@]}"; do
-		case ${arch_of[$t]} in powerpc) da=ppc64el ;; arm64) da=arm64 ;; *) continue ;; esac
-		for p in "${EXTRA_DEV[@]}"; do
-			[ "$(dpkg-query -W -f='${db:Status-Status}' "$p:$da" 2>/dev/null)" = installed ] ||
-				case " ${missing[*]:-} " in *" $p:$da "*) ;; *) missing+=("$p:$da") ;; esac
-		done
-	done
-	if [ ${#missing[@]} -gt 0 ]; then
-		say "set-up: installing ${missing[*]} (static libdw needs them)"
-		if ! DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 -o APT::Sandbox::User=root \
-			install -y -q --no-install-recommends --no-remove "${missing[@]}" >>"$BUILD/deps.log" 2>&1; then
-			tail -5 "$BUILD/deps.log" >&2
-			fail_all "set-up: apt-get install ${missing[*]} failed (build/vm/deps.log)"
-			finish
-		fi
-	fi
 fi
 declare -A fetched=()
 for t in "${targets[@]}"; do
 	ka=${kern_arch[$t]}
-	[ -n "${fetched[$ka]:-}" ] && continue
+	[ -n "${fetched[$ka]:-}" ] || [ "${VMTEST_BUILD_ONLY:-0}" = 1 ] && continue
 	fetched[$ka]=1
 	if ! "$TOOLS/kernels.sh" fetch "$ka" >/dev/null 2>>"$BUILD/deps.log"; then
 		for u in "${targets[@]}"; do
@@ -136,10 +114,16 @@ for t in "${targets[@]}"; do
 	case " ${built[*]:-} " in *" $a "*) continue ;; esac
 	built+=("$a")
 	case $a in
-	x86) cc="" ;;
-	powerpc) cc=powerpc64le-linux-gnu- ;;
-	arm64) cc=aarch64-linux-gnu- ;;
+	x86) cc="" sysroot="" ;;
+	powerpc) cc=powerpc64le-linux-gnu- sysroot=ppc64le ;;
+	arm64) cc=aarch64-linux-gnu- sysroot=arm64 ;;
 	esac
+	if [ -n "$sysroot" ] && [ "${VMTEST_SKIP_BUILD:-0}" != 1 ]; then
+		if ! sysroot=$("$TOOLS/sysroot.sh" "$sysroot" 2>>"$BUILD/deps.log"); then
+			fail_arch "$a" "set-up: tools/vm/sysroot.sh for $a failed (build/vm/deps.log)"
+			continue
+		fi
+	fi
 	out="build/vm/$a"
 	if [ "${VMTEST_SKIP_BUILD:-0}" = 1 ]; then
 		say "build $a: skipped (VMTEST_SKIP_BUILD=1), using what is in $out"
@@ -147,10 +131,10 @@ for t in "${targets[@]}"; do
 	fi
 	# x86 and arm64: page_touch as a 32-bit program too (guest.sh's folded32 block).
 	case $a in x86 | arm64) extra=workloads32 ;; *) extra="" ;; esac
-	say "build $a: make static workloads${extra:+ $extra} ARCH=$a OUT=$out WORKLOAD_LDFLAGS=-static"
+	say "build $a: make static workloads${extra:+ $extra} ARCH=$a OUT=$out WORKLOAD_LDFLAGS=-static${sysroot:+ SYSROOT=$sysroot}"
 	b0=$(date +%s)
 	if ! make -C "$ROOT" -j2 --no-print-directory static workloads ${extra:+"$extra"} ARCH="$a" CROSS_COMPILE="$cc" \
-		OUT="$out" WORKLOAD_LDFLAGS=-static >"$BUILD/build-$a.log" 2>&1; then
+		OUT="$out" WORKLOAD_LDFLAGS=-static SYSROOT="$sysroot" >"$BUILD/build-$a.log" 2>&1; then
 		grep -E 'error|Error|cannot find' "$BUILD/build-$a.log" | head -8 >&2
 		fail_arch "$a" "build failed: $(grep -m1 -E 'error:|cannot find|Error [0-9]' "$BUILD/build-$a.log" | cut -c1-160) (build/vm/build-$a.log)"
 		continue
@@ -163,6 +147,14 @@ for t in "${targets[@]}"; do
 	done
 	say "build $a: done in $(($(date +%s) - b0)) s"
 done
+
+if [ "${VMTEST_BUILD_ONLY:-0}" = 1 ]; then
+	rc=0
+	for t in "${targets[@]}"; do
+		if [ -n "${why[$t]:-}" ]; then echo "FAIL $t ${why[$t]}" && rc=1; else echo "PASS $t (built)"; fi
+	done
+	exit $rc
+fi
 
 # ---- 3. initramfs ------------------------------------------------------------------------
 for t in "${targets[@]}"; do

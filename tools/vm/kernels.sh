@@ -40,13 +40,14 @@ resolve_kernel() {
 	KPINNED=yes KPKG="$pinned_pkg:$DEB_ARCH" KVER=$KERNEL_VERSION KREL="$KERNEL_ABI-$KFLAVOUR"
 	# Already cached: keep using it even if the archive moved on.
 	[ -f "$CACHE/kernels/$DEB_ARCH/${pinned_pkg}_$KERNEL_VERSION/.unpacked" ] && return 0
-	if apt-cache madison "$KPKG" 2>/dev/null | awk -F'|' '{gsub(/ /,"",$2); print $2}' | grep -xF "$KERNEL_VERSION" >/dev/null; then
+	guest_apt_update "$DEB_ARCH"
+	if "${GAPT_CACHE[@]}" madison "$pinned_pkg" 2>/dev/null | awk -F'|' '{gsub(/ /,"",$2); print $2}' | grep -xF "$KERNEL_VERSION" >/dev/null; then
 		return 0
 	fi
 	# Pinned version gone: newest kernel of the series via the meta package.
-	meta="linux-image-$KFLAVOUR:$DEB_ARCH"
-	dep=$(apt-cache depends "$meta" 2>/dev/null | awk '/Depends: linux-image-/ && !n++ { sub(/:.*/, "", $2); print $2 }')
-	[ -n "$dep" ] || die "$KPKG=$KERNEL_VERSION is not offered and '$meta' names no kernel (apt-get update? deps.sh run?)"
+	meta="linux-image-$KFLAVOUR"
+	dep=$("${GAPT_CACHE[@]}" depends "$meta" 2>/dev/null | awk '/Depends: linux-image-/ && !n++ { sub(/:.*/, "", $2); print $2 }')
+	[ -n "$dep" ] || die "$KPKG=$KERNEL_VERSION is not offered and '$meta' names no kernel (its lists: $CACHE/apt/$DEB_ARCH)"
 	case "$dep" in
 	"linux-image-$KERNEL_SERIES".*) ;;
 	*) die "$KPKG=$KERNEL_VERSION is not offered, and the newest kernel ($dep) is not in the $KERNEL_SERIES series; update the pins in $0" ;;
@@ -87,10 +88,10 @@ fetch_kernel() {
 # fetch_busybox: sets BUSYBOX (path of the static binary).
 fetch_busybox() {
 	local ver=$BUSYBOX_VERSION dir deb
-	if [ ! -f "$CACHE/busybox/$DEB_ARCH/$ver/.unpacked" ] &&
-		! apt-cache madison "busybox-static:$DEB_ARCH" 2>/dev/null | awk -F'|' '{gsub(/ /,"",$2); print $2}' | grep -xF "$ver" >/dev/null; then
+	if [ ! -f "$CACHE/busybox/$DEB_ARCH/$ver/.unpacked" ] && guest_apt_update "$DEB_ARCH" &&
+		! "${GAPT_CACHE[@]}" madison busybox-static 2>/dev/null | awk -F'|' '{gsub(/ /,"",$2); print $2}' | grep -xF "$ver" >/dev/null; then
 		ver=$(apt_candidate "busybox-static:$DEB_ARCH")
-		[ -n "$ver" ] || die "busybox-static:$DEB_ARCH not offered (apt-get update? deps.sh run?)"
+		[ -n "$ver" ] || die "busybox-static:$DEB_ARCH not offered (its lists: $CACHE/apt/$DEB_ARCH)"
 		warn "pinned busybox-static:$DEB_ARCH=$BUSYBOX_VERSION no longer offered; using $ver"
 	fi
 	dir="$CACHE/busybox/$DEB_ARCH/$ver"
@@ -111,7 +112,6 @@ fetch_busybox() {
 cmd=$1
 set_arch "$2"
 need_cmd apt-get apt-cache dpkg-deb
-foreign_arch_ok "$DEB_ARCH"
 mkdir -p "$CACHE"
 
 case $cmd in

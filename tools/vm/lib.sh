@@ -60,10 +60,58 @@ host_arch_ok() {
 		die "these scripts expect an amd64 Debian host (found $(dpkg --print-architecture))"
 }
 
-foreign_arch_ok() {
-	[ "$1" = amd64 ] && return 0
-	dpkg --print-foreign-architectures | grep -x "$1" >/dev/null ||
-		die "dpkg architecture '$1' is not enabled; run tools/vm/deps.sh first (as root)"
+# ---- guest packages: an apt of its own per Debian architecture -------------------------------
+# The guests' kernels, busybox and static libraries are Debian packages of amd64, ppc64el and
+# arm64. They are only downloaded and unpacked, never installed: each architecture has its own
+# apt lists and cache under $CACHE/apt/<arch>, read from this host's sources, and an empty
+# dpkg status. So nothing foreign enters the host's dpkg, no foreign version has to match the
+# host's (Multi-Arch: same packages must, and a mirror whose architectures are skewed broke
+# that), and a broken index of one architecture stops only what needs it.
+
+# guest_apt ARCH: set GAPT_GET and GAPT_CACHE, apt-get and apt-cache for Debian architecture ARCH.
+guest_apt() {
+	local d="$CACHE/apt/$1"
+	mkdir -p "$d/lists/partial" "$d/cache/archives/partial"
+	[ -f "$d/status" ] || : >"$d/status"
+	local o=(-o "APT::Architecture=$1" -o "APT::Architectures::=$1" -o "Dir::State::Lists=$d/lists"
+		-o "Dir::Cache=$d/cache" -o "Dir::State::status=$d/status" -o APT::Sandbox::User=root)
+	GAPT_GET=(apt-get "${o[@]}" -y -q)
+	GAPT_CACHE=(apt-cache "${o[@]}")
+	GAPT_LISTS="$d/lists"
+}
+
+# retry TRIES WHAT COMMAND...: run COMMAND until it succeeds, waiting 5, 10, 20... s between
+# tries (a mirror mid-sync answers again a minute later); 1 when every try failed.
+retry() {
+	local tries=$1 what=$2 i wait=5
+	shift 2
+	for ((i = 1; i <= tries; i++)); do
+		"$@" && return 0
+		[ "$i" -lt "$tries" ] || break
+		warn "$what failed (try $i of $tries); again in ${wait}s"
+		sleep "$wait"
+		wait=$((wait * 2))
+	done
+	return 1
+}
+
+# guest_apt_update ARCH [force]: refresh ARCH's lists when they are missing, older than a day,
+# or forced (a package was not found). A failed update is tolerated while lists from an
+# earlier one are there (a partial index may still hold what is needed: the callers check).
+guest_apt_update() {
+	guest_apt "$1"
+	local stamp="$GAPT_LISTS/.updated"
+	if [ "${2:-}" != force ] && [ -f "$stamp" ] && [ -z "$(find "$stamp" -mmin +1440)" ]; then
+		return 0
+	fi
+	log "apt-get update ($1 lists, $GAPT_LISTS)"
+	if retry 4 "apt-get update for $1" "${GAPT_GET[@]}" update >&2; then
+		touch "$stamp"
+	elif compgen -G "$GAPT_LISTS/*_Packages*" >/dev/null; then
+		warn "apt-get update for $1 failed; going on with the lists it has"
+	else
+		die "apt-get update for $1 failed and no lists are cached"
+	fi
 }
 
 # apt_download PKG[:ARCH] VERSION DESTDIR -> prints the .deb path on stdout.
@@ -78,17 +126,21 @@ apt_download() {
 	# Debian file names encode an epoch "1:" as "1%3a".
 	f="$dest/${name}_${ver//:/%3a}_${arch}.deb"
 	if [ ! -s "$f" ]; then
+		guest_apt_update "$arch"
 		log "downloading $name:$arch=$ver into $dest"
-		(cd "$dest" && "${APT_GET[@]}" download "$name:$arch=$ver" >&2) ||
-			die "apt-get download $name:$arch=$ver failed (is 'apt-get update' done, and the arch enabled by deps.sh?)"
+		(cd "$dest" && retry 3 "apt-get download $name:$arch=$ver" "${GAPT_GET[@]}" download "$name=$ver" >&2) ||
+			die "apt-get download $name:$arch=$ver failed"
 		[ -s "$f" ] || die "apt-get download did not produce $f"
 	fi
 	printf '%s\n' "$f"
 }
 
-# apt_candidate PKG[:ARCH] -> candidate version per apt-cache policy ('' if none).
+# apt_candidate PKG[:ARCH] -> candidate version per ARCH's lists ('' if none).
 apt_candidate() {
-	apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ && !n++ { if ($2 != "(none)") print $2 }'
+	local name=${1%%:*} arch=amd64
+	[ "$1" != "$name" ] && arch=${1#*:}
+	guest_apt_update "$arch"
+	"${GAPT_CACHE[@]}" policy "$name" 2>/dev/null | awk '/Candidate:/ && !n++ { if ($2 != "(none)") print $2 }'
 }
 
 # kernel_info ARCH: fetch the kernel for ARCH and import KERNEL_PKG, KERNEL_VERSION,
