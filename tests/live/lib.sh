@@ -142,3 +142,23 @@ wait_attached() {
 	done
 	return 1
 }
+
+# irq_work_during OUT COMMAND... : run COMMAND under perf stat, counting the irq_work
+# interrupts taken while it or a descendant was the running task, into the file OUT (empty
+# where the irq_vectors tracepoints are missing). irq_vectors:irq_work_entry fires in the
+# interrupted task's context, and the self-IPI that a BPF build-ID read in a fault hook raises
+# to drop the mmap lock lands in the faulting task: unlike /proc/interrupts, what else runs on
+# a busy host is not counted. Returns COMMAND's status.
+irq_work_during() {
+	local out=$1 rc
+	shift
+	if [ ! -d /sys/kernel/tracing/events/irq_vectors/irq_work_entry ]; then
+		: >"$out"
+		"$@"
+		return
+	fi
+	perf stat -x, -e irq_vectors:irq_work_entry -o "$out.perf" -- "$@"
+	rc=$?
+	awk -F, '/irq_work_entry/ { print $1 }' "$out.perf" >"$out"
+	return $rc
+}

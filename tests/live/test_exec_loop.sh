@@ -99,20 +99,20 @@ ok "exec_loop: a command killed by SIGKILL gives 137" "exit $mrc: $(head -c 200 
 # interrupts off (2675 on this run before) are gone, and so is the exec record's ring-buffer
 # wakeup (16-21 on this run before, 2-4 since). A count, not a timing: the cost
 # itself is in `make bench`.
-iwi() { awk '/IWI/ {s = 0; for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) s += $i; print s}' /proc/interrupts; }
-# irq_work_at_most MAX LABEL WHAT: the irq_work interrupts between $i0 and $i1 are <= MAX, where
-# the fault-entry hooks read the build IDs ($method pairing: interrupts off); else a skip.
+# irq_work_at_most MAX LABEL WHAT: the irq_work interrupts the run took (irq_work_during: its
+# own, not the host's) are <= MAX, where the fault-entry hooks read the build IDs ($method
+# pairing: interrupts off); else a skip.
 irq_work_at_most() {
-	if [ "$method" = pairing ] && [ -n "$i0" ]; then
-		ok "$2 (irq_work interrupts <= $1 for $3)" "$((i1 - i0)) for $3" [ $((i1 - i0)) -le "$1" ]
+	local n
+	n=$(cat "$TMP/iw")
+	if [ "$method" = pairing ] && [ -n "$n" ]; then
+		ok "$2 (irq_work interrupts <= $1 for $3)" "$n for $3" [ "$n" -le "$1" ]
 	else
-		skip "$2: irq_work count (latency method '$method', or no IWI line)"
+		skip "$2: irq_work count (latency method '$method', or no irq_vectors tracepoint)"
 	fi
 }
-i0=$(iwi)
-"$MMSCOPE" faults --json --top 200 -o "$TMP/l.json" -- "$EL" 50 --touch 10 >"$TMP/l.out" 2>"$TMP/l.err"
+irq_work_during "$TMP/iw" "$MMSCOPE" faults --json --top 200 -o "$TMP/l.json" -- "$EL" 50 --touch 10 >"$TMP/l.out" 2>"$TMP/l.err"
 rc=$?
-i1=$(iwi)
 ok "exec_loop locations: exit 0" "exit $rc: $(one_line "$TMP/l.err")" [ $rc -eq 0 ]
 want=$(kv "$(tail -1 "$TMP/l.out")" expected_touch_faults)
 read -r touch unknown method < <(python3 - "$TMP/l.json" <<'PY'
@@ -143,10 +143,8 @@ ok "exec_loop stacks: main;touch_anon_pages holds the $want touch faults" "${n:-
 # interrupt counts, and the workload's code: each round's fork returns into fork_exec_round()
 # and __fork() of libc in both processes, whose first writes to the stack copy it.
 FE="$WORKLOADS/fork_exec"
-i0=$(iwi)
-"$MMSCOPE" faults --json --top 200 -o "$TMP/fe.json" -- "$FE" -n 20 >"$TMP/fe.out" 2>"$TMP/fe.err"
+irq_work_during "$TMP/iw" "$MMSCOPE" faults --json --top 200 -o "$TMP/fe.json" -- "$FE" -n 20 >"$TMP/fe.out" 2>"$TMP/fe.err"
 rc=$?
-i1=$(iwi)
 ok "fork_exec locations: exit 0" "exit $rc: $(one_line "$TMP/fe.err")" [ $rc -eq 0 ]
 read -r round forks unknown method < <(python3 - "$TMP/fe.json" <<'PY'
 import json, sys

@@ -19,7 +19,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-iwi() { awk '/IWI/ {s = 0; for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) s += $i; print s}' /proc/interrupts; }
 # in_pause PID : PID is still inside its --pause-before-ms sleep (clock_nanosleep 230,
 # nanosleep 35, restart_syscall 219: x86_64 numbers)
 in_pause() { case $(cut -d' ' -f1 "/proc/$1/syscall" 2>/dev/null) in 230 | 35 | 219) return 0 ;; esac; return 1; }
@@ -27,17 +26,19 @@ in_pause() { case $(cut -d' ' -f1 "/proc/$1/syscall" 2>/dev/null) in 230 | 35 | 
 # traced NAME OUT MMSCOPE-ARGS... -- WORKLOAD-ARGS... : start the workload (it pauses), then
 # mmscope with -v and the args (-p TARGET where an arg is TARGET); wait for mmscope to end
 # (it ends with its -p target; host-wide runs are sent SIGINT once the workload is done).
-# Sets rc (mmscope's), i0/i1 (irq_work counts around the run) and paused (0: the workload
-# left its pause before mmscope had attached: the run is no verdict).
+# Sets rc (mmscope's), iw (the irq_work interrupts the workload took: irq_work_during) and
+# paused (0: the workload left its pause before mmscope had attached: the run is no verdict).
 traced() {
 	local name=$1 out=$2 a margs=() wargs=() hostwide=1
 	shift 2
 	while [ "$1" != -- ]; do margs+=("$1"); shift; done
 	shift
 	wargs=("$@")
-	i0=$(iwi)
-	"${wargs[@]}" --pause-before-ms $PAUSE_MS >"$TMP/$name.wl" 2>&1 &
-	TPID=$!
+	irq_work_during "$TMP/$name.iw" "${wargs[@]}" --pause-before-ms $PAUSE_MS >"$TMP/$name.wl" 2>&1 &
+	local runner=$!
+	# The workload is perf's child, in the background shell that runs irq_work_during.
+	wait_for 5 workload_of $runner >/dev/null
+	TPID=$(workload_of $runner)
 	wait_for 5 in_pause $TPID
 	for a in "${!margs[@]}"; do
 		[ "${margs[$a]}" = TARGET ] && { margs[$a]=$TPID; hostwide=0; }
@@ -46,12 +47,19 @@ traced() {
 	MMPID=$!
 	paused=0
 	wait_attached "$TMP/$name.err" 30 && in_pause $TPID && paused=1
-	wait $TPID
+	while kill -0 $TPID 2>/dev/null; do sleep 0.05; done
+	wait $runner
 	TPID=
 	[ $hostwide = 1 ] && kill -INT $MMPID
 	wait_exit $MMPID 30 || { kill -KILL $MMPID; rc=124; }
 	MMPID=
-	i1=$(iwi)
+	iw=$(cat "$TMP/$name.iw")
+}
+# workload_of PID : the pid of the process perf started below the background shell PID
+workload_of() {
+	local p
+	p=$(pgrep -P "$(pgrep -P "$1" | head -1)" 2>/dev/null | head -1)
+	[ -n "$p" ] && echo "$p"
 }
 
 # no_verdict NAME : true (with a SKIP) when the run is no verdict (see traced)
@@ -60,13 +68,13 @@ no_verdict() {
 	skip "$1 (the workload left its ${PAUSE_MS} ms pause before mmscope attached)"
 }
 
-# irq_work_at_most MAX NAME : irq_work interrupts of the run <= MAX where the fault-entry hooks
-# read the build IDs (latency method pairing: interrupts off); else a skip.
+# irq_work_at_most MAX NAME : the workload's irq_work interrupts <= MAX where the fault-entry
+# hooks read the build IDs (latency method pairing: interrupts off); else a skip.
 irq_work_at_most() {
-	if [ "$method" = pairing ] && [ -n "$i0" ]; then
-		ok "$2 (irq_work interrupts <= $1)" "$((i1 - i0))" [ $((i1 - i0)) -le "$1" ]
+	if [ "$method" = pairing ] && [ -n "$iw" ]; then
+		ok "$2 (irq_work interrupts <= $1)" "$iw" [ "$iw" -le "$1" ]
 	else
-		skip "$2: irq_work count (latency method '$method', or no IWI line)"
+		skip "$2: irq_work count (latency method '$method', or no irq_vectors tracepoint)"
 	fi
 }
 
