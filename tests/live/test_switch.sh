@@ -56,7 +56,7 @@ for i in 1 2 3 4 5 6 7 8 9 10; do
 	"$MMSCOPE" switch -p $sleeper -d 0.3 --json -o "$TMP/a.json" >/dev/null 2>&1
 	r=$(json_get "$TMP/a.json" '"%d %d" % (d["switch"]["mm_changes"], d["switch"]["mm_changes"] - d["switch"]["flushes"] - d["switch"]["no_flush"])')
 	set -- $r
-	if [ "$1" -lt 100 ] || [ "$2" -lt 0 ] || [ "$2" -gt 1 ]; then
+	if [ "$1" -lt 10 ] || [ "$2" -lt 0 ] || [ "$2" -gt 1 ]; then
 		bad="$bad changes=$1,short=$2"
 	elif [ "$2" -eq 1 ]; then
 		short=$((short + 1))
