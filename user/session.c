@@ -995,14 +995,15 @@ static void seed_image_rec(struct session *s, const void *rec)
  * each, from their /proc/PID/maps (bpf/state.bpf.c seed_images_iter), so that their faults and
  * stacks, and their children's until they exec, need no build-ID reads. Host-wide that is every
  * process (as perf record -a synthesizes every process's mappings), within SEED_BUDGET_NS; -p
- * targets all. Under -- COMMAND, none: the command execs once the hooks are in.
+ * targets all. Under -- COMMAND, the command's process too: forked from mmscope before the
+ * hooks, it runs mmscope's code until its exec, and on a busy host it may first run after the
+ * attach (its copy-on-write faults in libc's fork() and read() then were at locations in no
+ * known image: a build-ID read each, and two [unknown] locations in one busy run).
  */
 static void seed_images(struct session *s)
 {
 	int err;
 
-	if (s->child > 0 && !s->opts->npids)
-		return;
 	s->seed_start = now_ns();
 	err = run_task_iter(s, "seed_images_iter", sizeof(struct running_image), seed_image_rec);
 	/* The BPF side's per-CPU image answers are stale (image_in_mmap_records()). */
