@@ -42,8 +42,8 @@ SYSROOT ?=
 SYSROOT_FLAGS := $(if $(SYSROOT),-isystem $(SYSROOT)/usr/include $(patsubst %,-L%,$(wildcard $(SYSROOT)/usr/lib/*-linux-gnu*)))
 USER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 $(FP_FLAGS) -D_GNU_SOURCE \
 	-DMMSCOPE_VERSION='"$(VERSION)"' -I$(OUT) -Iuser -Ibpf $(SYSROOT_FLAGS)
-LIBS := -lbpf -lelf -ldw -lz -llzma -lmicrohttpd -lpthread
-STATIC_LIBS := -lbpf -ldw -lelf -lz -lzstd -llzma -lbz2 -lpthread
+LIBS := -lbpf -lelf -ldw -lz -llzma -liberty -lmicrohttpd -lpthread
+STATIC_LIBS := -lbpf -ldw -lelf -lz -lzstd -llzma -lbz2 -liberty -lpthread
 
 # clang's own system include dirs, so <asm/types.h> & co. resolve for -target bpf everywhere.
 CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 \

@@ -9,7 +9,9 @@ pkgs=(
 	libzstd-dev liblzma-dev libbz2-dev	# static links of libdw/libelf
 	libclang-rt-14-dev			# libFuzzer and sanitizer runtimes for clang
 	libmicrohttpd-dev			# mmscope serve's HTTP server
+	libiberty-dev				# the C++ and Rust demangler (user/demangle.c)
 	linux-perf bpftrace			# independent oracles in the live tests
+	g++					# the C++ program whose names tests/live/test_names.sh checks
 	stress-ng				# the load the suite must hold under (make test-loaded)
 	debootstrap				# the fresh-machine set-up test (tests/setup/fresh_chroot.sh)
 	cppcheck clang-tidy clang-format valgrind	# static checks (tools/static-checks.sh)

@@ -88,6 +88,7 @@ static bool resolve_mmap_record(struct session *s, uint32_t tgid, const unsigned
 	}
 	memset(u, 0, sizeof(*u));
 	u->dso = hit.path;
+	u->file_offset = hit.file_offset;
 	return true;
 }
 
@@ -107,6 +108,23 @@ static bool resolve_user(struct session *s, uint32_t tgid, uint32_t status,
 }
 
 static bool scanned_once;
+
+/* What a user frame is called: its symbol; in a known file without a symbol there, the file
+ * and the offset in it, as perf prints them (libfoo.so.1+0x1a2b); [unknown] only when the
+ * mapping itself is unknown. */
+static const char *user_frame_name(const struct usym *u, char *buf, size_t len)
+{
+	const char *base;
+
+	if (u->name)
+		return u->name;
+	if (!u->dso)
+		return "[unknown]";
+	base = strrchr(u->dso, '/');
+	snprintf(buf, len, "%s+0x%llx", base ? base + 1 : u->dso,
+		 (unsigned long long)u->file_offset);
+	return buf;
+}
 
 /* Resolve; when a valid build ID is unknown, look once through every live process. */
 static bool resolve_user_retry(struct session *s, uint32_t tgid, uint32_t status,
@@ -161,9 +179,12 @@ struct location_row *read_locations(struct session *s, int *n)
 		} else {
 			struct usym u;
 
+			char unnamed[sizeof(sym)];
+
 			resolve_user_retry(s, key.tgid, loc.status, loc.build_id, loc.offset_or_ip,
 					   &u);
-			snprintf(sym, sizeof(sym), "%s", u.name ? u.name : "[unknown]");
+			snprintf(sym, sizeof(sym), "%s",
+				 user_frame_name(&u, unnamed, sizeof(unnamed)));
 			snprintf(dso, sizeof(dso), "%s", u.dso ? u.dso : "[unknown]");
 		}
 		for (i = 0; i < *n; i++)
@@ -296,6 +317,7 @@ static void key_frames(struct session *s, const struct folded_key *key, kind_nam
 	if (nu == USER_STACK_DEPTH)
 		fl_add(l, "[truncated]", FRAME_OTHER);
 	for (int i = nu - 1; i >= 0; i--) {
+		char unnamed[300];
 		struct usym u;
 
 		if (us->f[i].status == LOC_EXEC_LOAD || us->f[i].status == LOC_EXITING) {
@@ -308,10 +330,8 @@ static void key_frames(struct session *s, const struct folded_key *key, kind_nam
 		 * may be the end of another function. */
 		resolve_user_retry(s, key->tgid, (uint32_t)us->f[i].status, us->f[i].build_id,
 				   us->f[i].offset_or_ip - (i > 0), &u);
-		if (u.name)
-			fl_add(l, u.name, FRAME_USER);
-		else
-			fl_add(l, "[unknown]", FRAME_OTHER);
+		fl_add(l, user_frame_name(&u, unnamed, sizeof(unnamed)),
+		       u.dso ? FRAME_USER : FRAME_OTHER);
 	}
 	if (ks)
 		nk = (int)ks->nr;

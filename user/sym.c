@@ -32,6 +32,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "demangle.h"
 #include "sym.h"
 
 #include <limits.h>
@@ -945,10 +946,11 @@ struct psnap {
 };
 
 struct usyms {
-	struct htab strs;    /* interned paths (char *) */
-	struct htab by_id;   /* struct udso *, by key */
-	struct htab by_file; /* struct udso * without build ID, by filekey */
-	struct htab pids;    /* struct psnap * */
+	struct htab strs;      /* interned paths (char *) */
+	struct htab demangled; /* struct shown_name *, by the mangled name's address */
+	struct htab by_id;     /* struct udso *, by key */
+	struct htab by_file;   /* struct udso * without build ID, by filekey */
+	struct htab pids;      /* struct psnap * */
 	struct udso *dsos;
 	uint64_t sym_bytes;
 };
@@ -1032,6 +1034,46 @@ struct usyms *usyms_new(void)
 	return calloc(1, sizeof(struct usyms));
 }
 
+/* A symbol's name as shown, demangled once: symbol names live as long as their DSO, so the
+ * mangled name's address is the key. */
+struct shown_name {
+	const char *mangled;
+	char *shown; /* NULL: shown as it is */
+};
+
+static bool shown_name_eq(const void *val, const void *key)
+{
+	return ((const struct shown_name *)val)->mangled == key;
+}
+
+static void shown_name_free(void *v)
+{
+	free(((struct shown_name *)v)->shown);
+	free(v);
+}
+
+static const char *shown_name(struct usyms *us, const char *name)
+{
+	uint64_t h = hash_mix((uint64_t)(uintptr_t)name);
+	struct shown_name *n;
+
+	if (!name || name[0] != '_')
+		return name;
+	n = htab_find(&us->demangled, h, shown_name_eq, name);
+	if (!n) {
+		n = calloc(1, sizeof(*n));
+		if (!n)
+			return name;
+		n->mangled = name;
+		n->shown = demangle_symbol(name);
+		if (htab_add(&us->demangled, h, n)) {
+			shown_name_free(n);
+			return name;
+		}
+	}
+	return n->shown ? n->shown : name;
+}
+
 void usyms_free(struct usyms *us)
 {
 	if (!us)
@@ -1046,6 +1088,7 @@ void usyms_free(struct usyms *us)
 	htab_free(&us->by_file, NULL);
 	htab_free(&us->pids, psnap_free);
 	htab_free(&us->strs, free);
+	htab_free(&us->demangled, shown_name_free);
 	free(us);
 }
 
@@ -1922,7 +1965,9 @@ bool usyms_resolve_build_id(struct usyms *us, const unsigned char build_id[SYM_B
 	if (!d)
 		return false;
 	out->dso = d->path;
+	out->file_offset = file_offset;
 	dso_symbolize(d, file_offset, out);
+	out->name = shown_name(us, out->name);
 	return true;
 }
 
@@ -1954,7 +1999,9 @@ bool usyms_resolve_addr(struct usyms *us, int pid, uint64_t addr, struct usym *o
 	m = &ps->map[lo - 1];
 	/* The path as the process sees it, even when the DSO was first met under another. */
 	out->dso = m->path;
+	out->file_offset = m->pgoff + (addr - m->start);
 	if (m->dso)
-		dso_symbolize(m->dso, m->pgoff + (addr - m->start), out);
+		dso_symbolize(m->dso, out->file_offset, out);
+	out->name = shown_name(us, out->name);
 	return true;
 }

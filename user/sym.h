@@ -34,9 +34,11 @@ const char *ksyms_resolve(const struct ksyms *ks, uint64_t addr, uint64_t *offse
 uint64_t ksyms_addr(const struct ksyms *ks, const char *name);
 
 struct usym {
-	const char *name; /* symbol name, NULL when the DSO is known but not the symbol */
-	const char *dso;  /* path of the file as registered, NULL when unknown */
-	uint64_t offset;  /* offset of the address in the symbol */
+	const char *name;     /* symbol name (demangled), NULL when the DSO is known but not
+			       * the symbol */
+	const char *dso;      /* path of the file as registered, NULL when unknown */
+	uint64_t offset;      /* offset of the address in the symbol */
+	uint64_t file_offset; /* offset of the address in the file, when dso is known */
 };
 
 struct usyms;

@@ -16,6 +16,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "demangle.h"
 #include "sym.h"
 
 #include <fcntl.h>
@@ -132,6 +133,19 @@ static void fuzz_ksyms(const uint8_t *data, size_t size, const char *path)
 	ksyms_free(ks);
 }
 
+/* The input as a symbol name: "_Z..." and "_R..." prefixes are where the demangler works. */
+static void fuzz_demangle(const uint8_t *data, size_t size)
+{
+	char name[4096];
+	size_t n = size < sizeof(name) - 3 ? size : sizeof(name) - 3;
+
+	name[0] = '_';
+	name[1] = size && (data[0] & 1) ? 'R' : 'Z';
+	memcpy(name + 2, data, n);
+	name[n + 2] = '\0';
+	free(demangle_symbol(name));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int memfd = -1;
@@ -149,6 +163,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", memfd);
 	fuzz_usyms(data, size, path);
 	fuzz_ksyms(data, size, path);
+	fuzz_demangle(data, size);
 	if (have_root)
 		fuzz_root(data, size);
 	return 0;

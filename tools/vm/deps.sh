@@ -28,7 +28,7 @@ HOST_PKGS=(
 	cpio dwarves bpftool xz-utils clang
 	gcc-powerpc64le-linux-gnu gcc-aarch64-linux-gnu gcc-i686-linux-gnu gcc-arm-linux-gnueabihf
 	libc6-dev-ppc64el-cross libc6-dev-arm64-cross libc6-dev-i386-cross libc6-dev-armhf-cross
-	libbpf-dev libelf-dev libdw-dev zlib1g-dev libzstd-dev liblzma-dev libbz2-dev
+	libbpf-dev libelf-dev libdw-dev zlib1g-dev libzstd-dev liblzma-dev libbz2-dev libiberty-dev
 )
 # 1. host packages (apt-get update once if one is missing; retried, the mirror may be mid-sync)
 missing=()

@@ -24,8 +24,8 @@ set -euo pipefail
 set_arch "$1"
 need_cmd apt-get apt-cache dpkg-deb sha256sum
 
-# What `make static` links (Makefile STATIC_LIBS: -lbpf -ldw -lelf -lz -lzstd -llzma -lbz2).
-PKGS=(libbpf-dev libelf-dev libdw-dev zlib1g-dev libzstd-dev liblzma-dev libbz2-dev)
+# What `make static` links (Makefile STATIC_LIBS: -lbpf -ldw -lelf -lz -lzstd -llzma -lbz2 -liberty).
+PKGS=(libbpf-dev libelf-dev libdw-dev zlib1g-dev libzstd-dev liblzma-dev libbz2-dev libiberty-dev)
 
 specs=()
 for p in "${PKGS[@]}"; do
