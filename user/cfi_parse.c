@@ -861,7 +861,8 @@ int cfi_parse_section(const struct cfi_section *sec, struct cfi_raw *out, struct
 		err = -ENOTSUP;
 	if (err)
 		goto out;
-	qsort(fdes, nfdes, sizeof(*fdes), fde_cmp);
+	if (nfdes)
+		qsort(fdes, nfdes, sizeof(*fdes), fde_cmp);
 	in = calloc(1, sizeof(*in));
 	if (!in) {
 		err = -ENOMEM;

@@ -438,4 +438,490 @@ static void test_workload(void)
 	rmdir(dir);
 }
 
-TEST_MAIN(T(test_libc), T(test_python), T(test_cc1), T(test_arm64_libc), T(test_workload))
+/* ---- hand-built images: the interpreter's cases one by one ---- */
+
+struct buf {
+	uint8_t b[4096];
+	size_t n;
+};
+
+static void put(struct buf *b, const void *p, size_t n)
+{
+	if (n && b->n + n <= sizeof(b->b))
+		memcpy(b->b + b->n, p, n);
+	b->n += n;
+}
+
+static void put_u8(struct buf *b, uint8_t v)
+{
+	put(b, &v, 1);
+}
+
+static void put_u32(struct buf *b, uint32_t v)
+{
+	put(b, &v, 4);
+}
+
+static void put_uleb(struct buf *b, uint64_t v)
+{
+	do {
+		put_u8(b, (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0)));
+		v >>= 7;
+	} while (v);
+}
+
+static void put_sleb(struct buf *b, int64_t v)
+{
+	bool more;
+
+	do {
+		uint8_t byte = v & 0x7f;
+
+		v >>= 7;
+		more = !((v == 0 && !(byte & 0x40)) || (v == -1 && (byte & 0x40)));
+		put_u8(b, byte | (more ? 0x80 : 0));
+	} while (more);
+}
+
+#define SEC_VADDR  0x2000 /* where the CFI section is in the images below */
+#define LOAD_VADDR 0x1000
+
+/* A CIE at the current end of sec: augmentation "zR" + extra, FDE pointers pcrel sdata4. */
+static size_t put_cie(struct buf *sec, const char *aug, uint8_t caf, int8_t daf, uint8_t ra,
+		      const uint8_t *init, size_t ninit)
+{
+	size_t at = sec->n;
+	struct buf body = {.n = 0};
+
+	put_u32(&body, 0); /* CIE id */
+	put_u8(&body, 1);
+	put(&body, aug, strlen(aug) + 1);
+	put_uleb(&body, caf);
+	put_sleb(&body, daf);
+	put_u8(&body, ra);
+	put_uleb(&body, 1);
+	put_u8(&body, 0x1b); /* DW_EH_PE_pcrel | DW_EH_PE_sdata4 */
+	put(&body, init, ninit);
+	put_u32(sec, (uint32_t)body.n);
+	put(sec, body.b, body.n);
+	return at;
+}
+
+static void put_fde(struct buf *sec, size_t cie, uint64_t start, uint32_t len, const uint8_t *prog,
+		    size_t nprog)
+{
+	struct buf body = {.n = 0};
+	size_t id_at = sec->n + 4;
+
+	put_u32(&body, (uint32_t)(id_at - cie));
+	put_u32(&body, (uint32_t)(start - (SEC_VADDR + id_at + 4)));
+	put_u32(&body, len);
+	put_uleb(&body, 0);
+	put(&body, prog, nprog);
+	put_u32(sec, (uint32_t)body.n);
+	put(sec, body.b, body.n);
+}
+
+/* A 64-bit LE ELF file: one PT_LOAD at LOAD_VADDR, section name holding sec at SEC_VADDR. */
+static size_t make_elf(uint8_t *out, size_t cap, uint16_t machine, const char *name,
+		       const struct buf *sec)
+{
+	static const char strtab_fmt[] = "\0.shstrtab\0";
+	Elf64_Ehdr eh = {0};
+	Elf64_Phdr ph = {0};
+	Elf64_Shdr sh[3] = {{0}};
+	size_t data_off = sizeof(eh) + sizeof(ph), str_off = data_off + sec->n, nstr, sh_off;
+	char strtab[64];
+
+	memcpy(strtab, strtab_fmt, sizeof(strtab_fmt));
+	snprintf(strtab + sizeof(strtab_fmt) - 1, sizeof(strtab) - sizeof(strtab_fmt), "%s", name);
+	nstr = sizeof(strtab_fmt) + strlen(name);
+	sh_off = (str_off + nstr + 7) & ~(size_t)7;
+	if (sh_off + sizeof(sh) > cap)
+		return 0;
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_DYN;
+	eh.e_machine = machine;
+	eh.e_version = EV_CURRENT;
+	eh.e_phoff = sizeof(eh);
+	eh.e_shoff = sh_off;
+	eh.e_ehsize = sizeof(eh);
+	eh.e_phentsize = sizeof(ph);
+	eh.e_phnum = 1;
+	eh.e_shentsize = sizeof(sh[0]);
+	eh.e_shnum = 3;
+	eh.e_shstrndx = 2;
+	ph.p_type = PT_LOAD;
+	ph.p_vaddr = LOAD_VADDR;
+	ph.p_memsz = 0x10000;
+	sh[1].sh_name = (uint32_t)sizeof(strtab_fmt) - 1;
+	sh[1].sh_type = SHT_PROGBITS;
+	sh[1].sh_flags = SHF_ALLOC;
+	sh[1].sh_addr = SEC_VADDR;
+	sh[1].sh_offset = data_off;
+	sh[1].sh_size = sec->n;
+	sh[1].sh_addralign = 1;
+	sh[2].sh_name = 1;
+	sh[2].sh_type = SHT_STRTAB;
+	sh[2].sh_offset = str_off;
+	sh[2].sh_size = nstr;
+	sh[2].sh_addralign = 1;
+	memset(out, 0, sh_off + sizeof(sh));
+	memcpy(out, &eh, sizeof(eh));
+	memcpy(out + sizeof(eh), &ph, sizeof(ph));
+	memcpy(out + data_off, sec->b, sec->n);
+	memcpy(out + str_off, strtab, nstr);
+	memcpy(out + sh_off, sh, sizeof(sh));
+	return sh_off + sizeof(sh);
+}
+
+/* The rule at addr, checked field by field against want (kind, cfa, offsets, ra, fp...). */
+static void expect_rule(const struct cfi_table *t, uint64_t addr, struct cfi_rule want, int line)
+{
+	int64_t i = cfi_table_find(t, addr);
+	struct cfi_rule got = {0};
+
+	if (i >= 0)
+		got = t->rules[t->rows[i].rule];
+	if (memcmp(&got, &want, sizeof(got))) {
+		fprintf(stderr,
+			"%s:%d: at %#" PRIx64
+			": kind %u cfa %u%+d add %d ra %u%+d fp %u%+d flags %u "
+			"why %u, expected kind %u cfa %u%+d add %d ra %u%+d fp %u%+d flags %u why "
+			"%u\n",
+			__FILE__, line, addr, got.kind, got.cfa, got.cfa_off, got.cfa_add, got.ra,
+			got.ra_off, got.fp, got.fp_off, got.flags, got.why, want.kind, want.cfa,
+			want.cfa_off, want.cfa_add, want.ra, want.ra_off, want.fp, want.fp_off,
+			want.flags, want.why);
+		t_case_failures++;
+	}
+}
+
+#define EXPECT_RULE(t, addr, ...) expect_rule(t, addr, (struct cfi_rule){__VA_ARGS__}, __LINE__)
+#define NORMAL(...)		  .kind = CFI_NORMAL, __VA_ARGS__
+#define UNSUPPORTED(w)		  .kind = CFI_UNSUPPORTED, .why = (w)
+
+static uint8_t image[8192];
+
+static struct cfi_table *table_of(uint16_t machine, const char *name, const struct buf *sec,
+				  int *err)
+{
+	size_t n = make_elf(image, sizeof(image), machine, name, sec);
+	struct cfi_table *t = NULL;
+
+	*err = cfi_table_from_mem(image, n, &t);
+	return t;
+}
+
+static void test_x86_64_cases(void)
+{
+	static const uint8_t init[] = {0x0c, 7, 8, 0x90, 1}; /* def_cfa rsp+8; rip at cfa-8 */
+	static const uint8_t frame[] = {
+		0x41, 0x0e, 16,	  0x86, 2, /* +1: def_cfa_offset 16; rbp at cfa-16 */
+		0x43, 0x0d, 6,		   /* +3: def_cfa_register rbp */
+		0x50, 0x0a, 0x0c, 7,	8, /* +16: remember_state; def_cfa rsp+8 */
+		0x41, 0x0b,		   /* +1: restore_state (the CFA too) */
+		0x42, 0x2e, 16,	  0xc6,	   /* +2: GNU_args_size 16; restore rbp */
+		0x42, 0x08, 6,	  0x07, 6, /* +2: same_value rbp; undefined rbp */
+	};
+	static const uint8_t plt[] = {0x0f, 11,	  0x77, 8,    0x80, 0,	 0x3f,
+				      0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x22};
+	static const uint8_t realign[] = {0x0f, 5, 0x76, 0x78, 0x06, 0x23, 0x10}; /* *(rbp-8)+16 */
+	static const uint8_t deref_sp[] = {0x0f, 3,    0x77, 8,	  0x06,
+					   0x41, 0x0f, 1,    0x30}; /* then lit0 */
+	static const uint8_t outermost[] = {0x07, 16};		    /* undefined rip */
+	static const uint8_t bad[] = {0x41, 0x3f};	     /* an opcode that does not exist */
+	static const uint8_t cfa_rdi[] = {0x0c, 5, 8};	     /* def_cfa rdi+8 */
+	static const uint8_t ra_reg[] = {0x09, 16, 5};	     /* rip in rdi */
+	static const uint8_t fp_expr[] = {0x10, 6, 1, 0x30}; /* rbp at an expression */
+	static const uint8_t sf[] = {0x12, 7, 0x7e,
+				     0x15, 6, 0x7e}; /* def_cfa_sf rsp+16; val_offset rbp */
+	struct buf sec = {.n = 0};
+	struct cfi_table *t;
+	size_t cie, cie_s;
+	int err;
+
+	cie = put_cie(&sec, "zR", 1, -8, 16, init, sizeof(init));
+	cie_s = put_cie(&sec, "zRS", 1, -8, 16, init, sizeof(init));
+	put_fde(&sec, cie, 0x1100, 0x40, frame, sizeof(frame));
+	put_fde(&sec, cie, 0x1200, 0x20, plt, sizeof(plt));
+	put_fde(&sec, cie, 0x1300, 0x10, realign, sizeof(realign));
+	put_fde(&sec, cie, 0x1310, 0x10, deref_sp, sizeof(deref_sp));
+	put_fde(&sec, cie, 0x1400, 0x10, outermost, sizeof(outermost));
+	put_fde(&sec, cie, 0x1500, 0x10, bad, sizeof(bad));
+	put_fde(&sec, cie_s, 0x1600, 0x10, NULL, 0);
+	put_fde(&sec, cie, 0x1700, 0x10, cfa_rdi, sizeof(cfa_rdi));
+	put_fde(&sec, cie, 0x1710, 0x10, ra_reg, sizeof(ra_reg));
+	put_fde(&sec, cie, 0x1720, 0x10, fp_expr, sizeof(fp_expr));
+	put_fde(&sec, cie, 0x1730, 0x10, sf, sizeof(sf));
+	put_fde(&sec, cie, 0x1800, 0, NULL, 0); /* empty: skipped */
+	put_u32(&sec, 0);			/* the terminator */
+	t = table_of(EM_X86_64, ".eh_frame", &sec, &err);
+	EXPECT_EQ_U64(err, 0);
+	if (!t)
+		return;
+	EXPECT_EQ_U64(t->base, LOAD_VADDR);
+	EXPECT_EQ_U64(t->stats.cies, 2);
+	EXPECT_EQ_U64(t->stats.fdes, 12);
+	EXPECT_EQ_U64(t->stats.fdes_empty, 1);
+	EXPECT_EQ_U64(t->stats.fdes_bad, 1);
+	EXPECT_EQ_U64(cfi_table_find(t, 0x10ff), -1);
+	EXPECT_RULE(t, 0x1100, NORMAL(.cfa_off = 8, .ra_off = -8));
+	EXPECT_RULE(t, 0x1101,
+		    NORMAL(.cfa_off = 16, .ra_off = -8, .fp = CFI_FP_AT_CFA, .fp_off = -16));
+	EXPECT_RULE(t, 0x1103,
+		    NORMAL(.cfa_off = 16, .ra_off = -8, .fp = CFI_FP_AT_CFA, .fp_off = -16));
+	EXPECT_RULE(t, 0x1104,
+		    NORMAL(.cfa = CFI_CFA_FP, .cfa_off = 16, .ra_off = -8, .fp = CFI_FP_AT_CFA,
+			   .fp_off = -16));
+	EXPECT_RULE(t, 0x1114,
+		    NORMAL(.cfa_off = 8, .ra_off = -8, .fp = CFI_FP_AT_CFA, .fp_off = -16));
+	EXPECT_RULE(t, 0x1115,
+		    NORMAL(.cfa = CFI_CFA_FP, .cfa_off = 16, .ra_off = -8, .fp = CFI_FP_AT_CFA,
+			   .fp_off = -16));
+	EXPECT_RULE(t, 0x1117, NORMAL(.cfa = CFI_CFA_FP, .cfa_off = 16, .ra_off = -8));
+	EXPECT_RULE(t, 0x1119,
+		    NORMAL(.cfa = CFI_CFA_FP, .cfa_off = 16, .ra_off = -8, .fp = CFI_FP_UNDEFINED));
+	EXPECT_RULE(t, 0x113f,
+		    NORMAL(.cfa = CFI_CFA_FP, .cfa_off = 16, .ra_off = -8, .fp = CFI_FP_UNDEFINED));
+	EXPECT_RULE(t, 0x1140, .kind = CFI_GAP);
+	EXPECT_RULE(t, 0x1200,
+		    NORMAL(.cfa = CFI_CFA_PLT, .cfa_off = 8, .cfa_add = 11, .ra_off = -8));
+	EXPECT_RULE(t, 0x1300,
+		    NORMAL(.cfa = CFI_CFA_DEREF_FP, .cfa_off = -8, .cfa_add = 16, .ra_off = -8));
+	EXPECT_RULE(t, 0x1310, NORMAL(.cfa = CFI_CFA_DEREF_SP, .cfa_off = 8, .ra_off = -8));
+	EXPECT_RULE(t, 0x1311, UNSUPPORTED(CFI_WHY_CFA_EXPR));
+	EXPECT_RULE(t, 0x1400, .kind = CFI_END);
+	EXPECT_RULE(t, 0x1500, UNSUPPORTED(CFI_WHY_BAD_FDE));
+	EXPECT_RULE(t, 0x150f, UNSUPPORTED(CFI_WHY_BAD_FDE));
+	EXPECT_RULE(t, 0x1510, .kind = CFI_GAP);
+	EXPECT_RULE(t, 0x1600, .kind = CFI_SIGNAL);
+	EXPECT_RULE(t, 0x1700, UNSUPPORTED(CFI_WHY_CFA_REG));
+	EXPECT_RULE(t, 0x1710, UNSUPPORTED(CFI_WHY_RA));
+	EXPECT_RULE(t, 0x1720, UNSUPPORTED(CFI_WHY_FP));
+	EXPECT_RULE(t, 0x1730, UNSUPPORTED(CFI_WHY_FP));
+	EXPECT_RULE(t, 0x1740, .kind = CFI_GAP);
+	EXPECT_RULE(t, 0x7fffffff, .kind = CFI_GAP);
+	/* Rows merge: the three at 0x1101..0x1104 differ, the gap after 0x1140 is one row. */
+	EXPECT_EQ_U64(t->stats.kind_rows[CFI_SIGNAL], 1);
+	EXPECT_EQ_U64(t->stats.plt_rows, 1);
+	EXPECT_EQ_U64(t->stats.deref_rows, 2);
+	cfi_table_free(t);
+
+	/* The same section as .debug_frame is not valid (other CIE ids): an error, no crash. */
+	t = table_of(EM_X86_64, ".debug_frame", &sec, &err);
+	EXPECT(err < 0 || t != NULL);
+	cfi_table_free(t);
+	/* Another machine, and no CFI section at all. */
+	t = table_of(EM_PPC64, ".eh_frame", &sec, &err);
+	EXPECT_EQ_U64(err, -ENOTSUP);
+	cfi_table_free(t);
+	t = table_of(EM_X86_64, ".text", &sec, &err);
+	EXPECT_EQ_U64(err, -ENOENT);
+	cfi_table_free(t);
+}
+
+static void test_aarch64_cases(void)
+{
+	static const uint8_t init[] = {0x0c, 31, 0}; /* def_cfa sp+0; x30 unset: the RA is in LR */
+	static const uint8_t prog[] = {
+		0x2d,				    /* negate_ra_state: paciasp */
+		0x41, 0x0e, 32,	  0x9d, 4, 0x9e, 3, /* +4: def_cfa_offset 32; x29, x30 saved */
+		0x41, 0x0c, 29,	  32,		    /* +4: def_cfa x29+32 */
+		0x42, 0x0a, 0x0c, 31,	0, 0xdd, 0xde,
+		0x2d,	    /* +8: remember; sp+0; restore x29 x30; autiasp */
+		0x41, 0x0b, /* +4: restore_state */
+	};
+	static const uint8_t big[] = {
+		0x41, 0x0e, 0x80, 0x85, 2,   0x9d,
+		0xce, 0x20, 0x9e, 0xcd, 0x20}; /* sp+33408, x29/x30 at cfa-33392/-33384 */
+	struct buf sec = {.n = 0};
+	struct cfi_table *t;
+	size_t cie;
+	int err;
+
+	cie = put_cie(&sec, "zR", 4, -8, 30, init, sizeof(init));
+	put_fde(&sec, cie, 0x1100, 0x20, prog, sizeof(prog));
+	put_fde(&sec, cie, 0x1200, 0x10, big, sizeof(big));
+	t = table_of(EM_AARCH64, ".eh_frame", &sec, &err);
+	EXPECT_EQ_U64(err, 0);
+	if (!t)
+		return;
+	EXPECT_EQ_U64(t->machine, EM_AARCH64);
+	EXPECT_RULE(t, 0x1100, NORMAL(.ra = CFI_RA_IN_LR, .flags = CFI_RA_SIGNED));
+	EXPECT_RULE(t, 0x1104,
+		    NORMAL(.cfa_off = 32, .ra_off = -24, .fp = CFI_FP_AT_CFA, .fp_off = -32,
+			   .flags = CFI_RA_SIGNED));
+	EXPECT_RULE(t, 0x1108,
+		    NORMAL(.cfa = CFI_CFA_FP, .cfa_off = 32, .ra_off = -24, .fp = CFI_FP_AT_CFA,
+			   .fp_off = -32, .flags = CFI_RA_SIGNED));
+	EXPECT_RULE(t, 0x1110, NORMAL(.ra = CFI_RA_IN_LR));
+	EXPECT_RULE(t, 0x1114,
+		    NORMAL(.cfa = CFI_CFA_FP, .cfa_off = 32, .ra_off = -24, .fp = CFI_FP_AT_CFA,
+			   .fp_off = -32, .flags = CFI_RA_SIGNED));
+	EXPECT_RULE(
+		t, 0x1204,
+		NORMAL(.cfa_off = 33408, .ra_off = -33384, .fp = CFI_FP_AT_CFA, .fp_off = -33392));
+	EXPECT_EQ_U64(t->stats.signed_rows, 4); /* signed again after restore_state */
+	cfi_table_free(t);
+}
+
+/* Invariants of any table that compiled: sorted rows, valid rule indices, lookups in range. */
+static void expect_sane(const struct cfi_table *t)
+{
+	uint64_t prev = 0;
+
+	for (uint32_t i = 0; i < t->nrows; i++) {
+		uint64_t a = cfi_table_row_addr(t, i);
+
+		if (i)
+			EXPECT(a > prev);
+		EXPECT(t->rows[i].rule < t->nrules);
+		EXPECT_EQ_U64(cfi_table_find(t, a), i);
+		prev = a;
+	}
+	EXPECT(t->nrules <= 65536);
+}
+
+static uint64_t rng_state = 0x2545f4914f6cdd1dULL;
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static void test_hostile(void)
+{
+	static const uint8_t init[] = {0x0c, 7, 8, 0x90, 1};
+	static const uint8_t prog[] = {0x41, 0x0e, 16,
+				       0x0a, 0x0b, 0x0b}; /* restore, one too many */
+	struct buf sec = {.n = 0}, cut;
+	struct cfi_table *t;
+	size_t cie, n;
+	int err;
+
+	cie = put_cie(&sec, "zR", 1, -8, 16, init, sizeof(init));
+	put_fde(&sec, cie, 0x1100, 0x40, prog, sizeof(prog));
+	t = table_of(EM_X86_64, ".eh_frame", &sec, &err);
+	EXPECT_EQ_U64(err, 0);
+	if (t)
+		EXPECT_RULE(t, 0x1100, UNSUPPORTED(CFI_WHY_BAD_FDE));
+	cfi_table_free(t);
+
+	/* Every truncation of the section: an entry running past the end is an error; cut
+	 * right after the CIE, it is a valid section without FDEs. */
+	for (size_t len = 1; len < sec.n; len++) {
+		cut = sec;
+		cut.n = len;
+		t = table_of(EM_X86_64, ".eh_frame", &cut, &err);
+		if (len == sec.b[0] + 4u)
+			EXPECT(!err && t && !t->nrows);
+		else
+			EXPECT(err < 0 && !t);
+		cfi_table_free(t);
+	}
+	/* A length larger than the section, and an FDE whose CIE pointer points nowhere. */
+	cut = sec;
+	memset(cut.b, 0xff, 4);
+	t = table_of(EM_X86_64, ".eh_frame", &cut, &err);
+	EXPECT(err < 0 && !t);
+	cfi_table_free(t);
+	cut = sec;
+	n = cut.b[0] + 4u; /* the FDE's length field, then its CIE pointer */
+	cut.b[n + 4] ^= 0x40;
+	t = table_of(EM_X86_64, ".eh_frame", &cut, &err);
+	EXPECT(err < 0 && !t);
+	cfi_table_free(t);
+
+	/* Garbage, and the section with random bytes changed: an error or a sane table. */
+	for (int round = 0; round < 3000; round++) {
+		cut = sec;
+		if (round < 1000) {
+			cut.n = rng() % 200;
+			for (size_t i = 0; i < cut.n; i++)
+				cut.b[i] = (uint8_t)rng();
+		} else {
+			for (int k = 0; k < 1 + round % 4; k++)
+				cut.b[rng() % cut.n] = (uint8_t)rng();
+		}
+		t = table_of(round & 1 ? EM_X86_64 : EM_AARCH64,
+			     round % 3 ? ".eh_frame" : ".debug_frame", &cut, &err);
+		EXPECT(err ? !t : t != NULL);
+		if (t)
+			expect_sane(t);
+		cfi_table_free(t);
+	}
+	/* Whole-file truncations: libelf or the parser refuses them. */
+	n = make_elf(image, sizeof(image), EM_X86_64, ".eh_frame", &sec);
+	for (size_t len = 0; len < n; len += 7) {
+		t = NULL;
+		err = cfi_table_from_mem(image, len, &t);
+		EXPECT(err < 0 && !t);
+		cfi_table_free(t);
+	}
+}
+
+/* libc's .eh_frame with bytes changed at random: whatever comes out is sane, nothing crashes. */
+static void test_mutated_libc(void)
+{
+	const char *path = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+	struct cfi_table *t;
+	struct stat stb;
+	uint8_t *file, *copy;
+	size_t off = 0, size = 0, shstrndx;
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+	int fd, nok = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &stb)) {
+		printf("SKIP cfi-mutated-libc (%s absent)\n", path);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	file = malloc((size_t)stb.st_size);
+	copy = malloc((size_t)stb.st_size);
+	EXPECT(file && copy && read(fd, file, (size_t)stb.st_size) == stb.st_size);
+	elf = elf_memory((char *)file, (size_t)stb.st_size);
+	if (elf && !elf_getshdrstrndx(elf, &shstrndx)) {
+		while ((scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			const char *name;
+
+			if (!gelf_getshdr(scn, &sh))
+				continue;
+			name = elf_strptr(elf, shstrndx, sh.sh_name);
+			if (name && !strcmp(name, ".eh_frame")) {
+				off = sh.sh_offset;
+				size = sh.sh_size;
+			}
+		}
+	}
+	elf_end(elf);
+	EXPECT(size > 0);
+	for (int round = 0; size && round < 40; round++) {
+		memcpy(copy, file, (size_t)stb.st_size);
+		for (int k = 0; k < 1 + round % 8; k++)
+			copy[off + rng() % size] = (uint8_t)rng();
+		t = NULL;
+		if (!cfi_table_from_mem(copy, (size_t)stb.st_size, &t)) {
+			expect_sane(t);
+			nok++;
+		}
+		cfi_table_free(t);
+	}
+	printf("# mutated libc.so.6: 40 runs, %d tables, %d errors\n", nok, 40 - nok);
+	free(file);
+	free(copy);
+	close(fd);
+}
+
+TEST_MAIN(T(test_x86_64_cases), T(test_aarch64_cases), T(test_hostile), T(test_mutated_libc),
+	  T(test_libc), T(test_python), T(test_cc1), T(test_arm64_libc), T(test_workload))
