@@ -465,7 +465,6 @@ static int run(struct interp *in, const uint8_t *p, const uint8_t *end, bool is_
 	while (r.p < r.end && !r.bad) {
 		uint8_t op = rd_u8(&r);
 
-		delta = 0;
 		switch (op >> 6) {
 		case 1: /* advance_loc */
 			delta = (op & 0x3f) * cie->caf;
@@ -595,8 +594,10 @@ static int run(struct interp *in, const uint8_t *p, const uint8_t *end, bool is_
 		/* In the CIE's own program there is no initial rule yet: back to unset. */
 		c = column(in, &in->st, reg);
 		init = column(in, &in->init, reg);
-		if (c)
-			*c = is_cie || !init ? (struct col){0} : *init;
+		if (c && (is_cie || !init))
+			memset(c, 0, sizeof(*c));
+		else if (c)
+			*c = *init;
 		continue;
 	advance:
 		if (is_cie || r.bad)
@@ -654,8 +655,9 @@ static bool parse_cie(struct rd *r, const struct cfi_section *sec, struct cie *c
 		return false;
 	r->p += aug_len + 1;
 	if (version == 4) {
-		/* address size, segment selector size */
-		if (rd_u8(r) != 8 || rd_u8(r) != 0)
+		uint8_t address_size = rd_u8(r), segment_size = rd_u8(r);
+
+		if (address_size != 8 || segment_size)
 			return false;
 	}
 	c->caf = rd_uleb(r);
