@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * libFuzzer target for the unwind-table compiler (user/cfi.c, user/cfi_parse.c), which reads
- * the ELF files of traced processes: each input is compiled as an ELF image, and any table that
- * comes out is checked (rows sorted, rule indices valid, each row found at its start) and
- * searched at addresses taken from the input.
+ * libFuzzer target for the unwind-table compiler (user/cfi*.c), which reads the ELF files of
+ * traced processes: each input is compiled as an ELF image, and any table that comes out is
+ * checked (rows sorted, rule indices valid, each row found at its start) and searched at
+ * addresses taken from the input.
  *
  * clang -g -O1 -fsanitize=fuzzer,address,undefined -Iuser tests/fuzz/fuzz_cfi.c user/cfi.c \
- *	user/cfi_parse.c -lelf -o /tmp/fuzz_cfi && /tmp/fuzz_cfi tests/fuzz/corpus/cfi
+ *	user/cfi_parse.c user/cfi_program.c -lelf -o /tmp/fuzz_cfi
+ * /tmp/fuzz_cfi tests/fuzz/corpus/cfi
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

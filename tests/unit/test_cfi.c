@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Tests of the unwind-table compiler (user/cfi.c, user/cfi_parse.c).
+ * Tests of the unwind-table compiler (user/cfi.c, user/cfi_parse.c, user/cfi_program.c).
  *
  * The oracle is libdw, an independent CFI reader: for each file, at every row start, the
  * address before it, and one address inside each row, the rule the table gives is evaluated on
