@@ -93,8 +93,15 @@ static int build(struct cfi_table *t, const struct cfi_raw *raw)
 	}
 	for (size_t i = 0; i < raw->n; i++) {
 		uint64_t off = raw->rows[i].addr - t->base;
-		int64_t k = rule_index(t, &set, &raw->rows[i].rule);
+		int64_t k;
 
+		/* The page index relies on sorted rows above base: never index past it. */
+		if (raw->rows[i].addr < t->base ||
+		    (i && raw->rows[i].addr <= raw->rows[i - 1].addr)) {
+			err = -EINVAL;
+			goto out;
+		}
+		k = rule_index(t, &set, &raw->rows[i].rule);
 		if (k < 0) {
 			err = -E2BIG;
 			goto out;

@@ -479,6 +479,7 @@ int cfi_run_fdes(const struct cfi_section *sec, const struct fde *fdes, size_t n
 {
 	struct cfi_rule gap = {0};
 	uint64_t prev_end = 0;
+	bool have_prev = false; /* an FDE has been run: prev_end is its end */
 	struct interp *in;
 	int err = 0;
 
@@ -499,15 +500,16 @@ int cfi_run_fdes(const struct cfi_section *sec, const struct fde *fdes, size_t n
 			if (end == fdes[i].start)
 				continue;
 		}
-		if (i && prev_end < fdes[i].start) {
+		if (have_prev && prev_end < fdes[i].start) {
 			st->rows_raw++;
 			err = emit(out, prev_end, &gap);
 		}
 		if (!err)
 			err = run_fde(in, &fdes[i], end);
 		prev_end = end;
+		have_prev = true;
 	}
-	if (!err && n) {
+	if (!err && have_prev) {
 		st->rows_raw++;
 		err = emit(out, prev_end, &gap);
 	}

@@ -814,6 +814,23 @@ static void test_hostile(void)
 		EXPECT_RULE(t, 0x1100, UNSUPPORTED(CFI_WHY_BAD_FDE));
 	cfi_table_free(t);
 
+	/* Two FDEs at one start: the first is cut to nothing, and no gap row may come before
+	 * the second (a row below base once overran the page index: found by fuzz_cfi). */
+	cut = (struct buf){.n = 0};
+	cie = put_cie(&cut, "zR", 1, -8, 16, init, sizeof(init));
+	put_fde(&cut, cie, 0x1100, 0x10, NULL, 0);
+	put_fde(&cut, cie, 0x1100, 0x20, NULL, 0);
+	t = table_of(EM_X86_64, ".eh_frame", &cut, &err);
+	EXPECT_EQ_U64(err, 0);
+	if (t) {
+		EXPECT_EQ_U64(t->stats.fdes_overlapping, 1);
+		EXPECT_EQ_U64(t->nrows, 2);
+		EXPECT_RULE(t, 0x111f, NORMAL(.cfa_off = 8, .ra_off = -8));
+		EXPECT_RULE(t, 0x1120, .kind = CFI_GAP);
+		expect_sane(t);
+	}
+	cfi_table_free(t);
+
 	/* Every truncation of the section: an entry running past the end is an error; cut
 	 * right after the CIE, it is a valid section without FDEs. */
 	for (size_t len = 1; len < sec.n; len++) {
