@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unwind tables from an ELF file's CFI (see cfi.h): the section is found with libelf, read by
+ * cfi_parse.c, and its rows are turned into the compact table here: rules deduplicated,
+ * addresses split into a 64 KiB page index and 16-bit row starts.
+ */
+#include "cfi.h"
+#include "cfi_parse.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Rule deduplication: open addressing over indices into t->rules, sized a power of two. */
+struct rule_set {
+	uint32_t *slot; /* index + 1; 0 is empty */
+	size_t mask;
+};
+
+static uint64_t rule_hash(const struct cfi_rule *r)
+{
+	const uint8_t *b = (const uint8_t *)r;
+	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+
+	for (size_t i = 0; i < sizeof(*r); i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/* The index of rule r in t->rules, added if new; -1 when the 16-bit index space is full. */
+static int64_t rule_index(struct cfi_table *t, struct rule_set *set, const struct cfi_rule *r)
+{
+	size_t i = rule_hash(r) & set->mask;
+
+	while (set->slot[i]) {
+		uint32_t k = set->slot[i] - 1;
+
+		if (!memcmp(&t->rules[k], r, sizeof(*r)))
+			return k;
+		i = (i + 1) & set->mask;
+	}
+	if (t->nrules > UINT16_MAX)
+		return -1;
+	t->rules[t->nrules] = *r;
+	set->slot[i] = ++t->nrules;
+	return t->nrules - 1;
+}
+
+static void count_row(struct cfi_stats *st, const struct cfi_rule *r)
+{
+	st->kind_rows[r->kind < CFI_KIND_COUNT ? r->kind : CFI_UNSUPPORTED]++;
+	if (r->kind == CFI_UNSUPPORTED)
+		st->why_rows[r->why < CFI_WHY_COUNT ? r->why : CFI_WHY_NONE]++;
+	if (r->kind != CFI_NORMAL)
+		return;
+	st->plt_rows += r->cfa == CFI_CFA_PLT;
+	st->deref_rows += r->cfa == CFI_CFA_DEREF_SP || r->cfa == CFI_CFA_DEREF_FP;
+	st->lr_rows += r->ra == CFI_RA_IN_LR;
+	st->signed_rows += !!(r->flags & CFI_RA_SIGNED);
+}
+
+/* The table of the rows (sorted, merged, starting at or above t->base). */
+static int build(struct cfi_table *t, const struct cfi_raw *raw)
+{
+	/* At most 65536 rules, and no more than there are rows: the hash table at most half full.
+	 */
+	size_t max_rules = raw->n < (size_t)UINT16_MAX + 1 ? raw->n : (size_t)UINT16_MAX + 1;
+	struct rule_set set = {0};
+	size_t nslots = 16;
+	uint32_t page = 0;
+	int err = 0;
+
+	if (!raw->n)
+		return 0;
+	if (raw->rows[raw->n - 1].addr - t->base > 0xffffffffULL || raw->n > UINT32_MAX)
+		return -E2BIG;
+	while (nslots < 2 * max_rules)
+		nslots *= 2;
+	set.slot = calloc(nslots, sizeof(*set.slot));
+	set.mask = nslots - 1;
+	t->rules = calloc(max_rules, sizeof(*t->rules));
+	t->rows = calloc(raw->n, sizeof(*t->rows));
+	t->npages = (uint32_t)((raw->rows[raw->n - 1].addr - t->base) >> 16) + 1;
+	t->page_first = calloc((size_t)t->npages + 1, sizeof(*t->page_first));
+	if (!set.slot || !t->rules || !t->rows || !t->page_first) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < raw->n; i++) {
+		uint64_t off = raw->rows[i].addr - t->base;
+		int64_t k;
+
+		/* The page index relies on sorted rows above base: never index past it. */
+		if (raw->rows[i].addr < t->base ||
+		    (i && raw->rows[i].addr <= raw->rows[i - 1].addr)) {
+			err = -EINVAL;
+			goto out;
+		}
+		k = rule_index(t, &set, &raw->rows[i].rule);
+		if (k < 0) {
+			err = -E2BIG;
+			goto out;
+		}
+		while (page <= off >> 16)
+			t->page_first[page++] = (uint32_t)i;
+		t->rows[i].addr_lo = (uint16_t)off;
+		t->rows[i].rule = (uint16_t)k;
+		count_row(&t->stats, &raw->rows[i].rule);
+	}
+	t->page_first[t->npages] = (uint32_t)raw->n;
+	t->nrows = (uint32_t)raw->n;
+	t->stats.rows = t->nrows;
+	t->stats.rules = t->nrules;
+out:
+	free(set.slot);
+	return err;
+}
+
+/* The data of section scn, decompressed if need be; NULL if unreadable. */
+static Elf_Data *section_data(Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	if ((sh->sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+		return NULL;
+	return elf_getdata(scn, NULL);
+}
+
+static int from_elf(Elf *elf, struct cfi_table **out)
+{
+	Elf_Scn *scn = NULL, *eh = NULL, *debug = NULL;
+	GElf_Shdr sh_eh, sh_debug, sh;
+	struct cfi_raw raw = {0};
+	struct cfi_section sec = {0};
+	struct cfi_table *t;
+	const char *ident;
+	GElf_Ehdr eh_hdr;
+	size_t shstrndx, nph;
+	bool have_load = false;
+	Elf_Data *d;
+	int err;
+
+	ident = elf_getident(elf, NULL);
+	if (elf_kind(elf) != ELF_K_ELF || !ident || !gelf_getehdr(elf, &eh_hdr))
+		return -EINVAL;
+	if (ident[EI_CLASS] != ELFCLASS64 || ident[EI_DATA] != ELFDATA2LSB ||
+	    (eh_hdr.e_machine != EM_X86_64 && eh_hdr.e_machine != EM_AARCH64))
+		return -ENOTSUP;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->machine = eh_hdr.e_machine;
+	if (!elf_getphdrnum(elf, &nph)) {
+		for (size_t i = 0; i < nph; i++) {
+			GElf_Phdr ph;
+
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			if (!have_load || ph.p_vaddr < t->base)
+				t->base = ph.p_vaddr;
+			have_load = true;
+		}
+	}
+	err = -EINVAL;
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		goto fail;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !sh.sh_size)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".eh_frame") && !eh) {
+			eh = scn;
+			sh_eh = sh;
+		} else if (name && !strcmp(name, ".debug_frame") && !debug) {
+			debug = scn;
+			sh_debug = sh;
+		}
+	}
+	err = -ENOENT;
+	if (!eh && !debug)
+		goto fail;
+	sec.is_eh = eh != NULL;
+	if (!eh) {
+		eh = debug;
+		sh_eh = sh_debug;
+	}
+	err = -EINVAL;
+	d = section_data(eh, &sh_eh);
+	if (!d || !d->d_buf)
+		goto fail;
+	sec.data = d->d_buf;
+	sec.size = d->d_size;
+	sec.vaddr = sh_eh.sh_addr;
+	sec.base = t->base;
+	sec.machine = t->machine;
+	t->stats.section = sec.is_eh ? ".eh_frame" : ".debug_frame";
+	err = cfi_parse_section(&sec, &raw, &t->stats);
+	if (!err)
+		err = build(t, &raw);
+	free(raw.rows);
+	if (err)
+		goto fail;
+	*out = t;
+	return 0;
+fail:
+	cfi_table_free(t);
+	return err;
+}
+
+int cfi_table_from_file(const char *path, struct cfi_table **out)
+{
+	Elf *elf;
+	int fd, err;
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	err = elf ? from_elf(elf, out) : -EINVAL;
+	elf_end(elf);
+	close(fd);
+	return err;
+}
+
+int cfi_table_from_mem(const void *data, size_t size, struct cfi_table **out)
+{
+	/* libelf may decompress sections in place: it gets a copy of its own. */
+	char *copy = malloc(size ? size : 1);
+	Elf *elf;
+	int err;
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, data, size);
+	elf_version(EV_CURRENT);
+	elf = elf_memory(copy, size);
+	err = elf ? from_elf(elf, out) : -EINVAL;
+	elf_end(elf);
+	free(copy);
+	return err;
+}
+
+void cfi_table_free(struct cfi_table *t)
+{
+	if (!t)
+		return;
+	free(t->rows);
+	free(t->page_first);
+	free(t->rules);
+	free(t);
+}
+
+int64_t cfi_table_find(const struct cfi_table *t, uint64_t vaddr)
+{
+	uint64_t off, page;
+	uint32_t lo, hi, key;
+
+	if (!t->nrows || vaddr < t->base)
+		return -1;
+	off = vaddr - t->base;
+	page = off >> 16;
+	/* Past the last page: the last row, a gap after the last FDE, covers it. */
+	if (page >= t->npages)
+		return t->nrows - 1;
+	lo = t->page_first[page];
+	hi = t->page_first[page + 1];
+	key = (uint32_t)(off & 0xffff);
+	/* The first row of the page starting after key; the one before it covers key, be it in
+	 * this page or the last row of an earlier one. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (t->rows[mid].addr_lo <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (int64_t)lo - 1;
+}
+
+uint64_t cfi_table_row_addr(const struct cfi_table *t, uint32_t i)
+{
+	/* The page p with page_first[p] <= i < page_first[p + 1]. */
+	uint32_t lo = 0, hi = t->npages;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (t->page_first[mid + 1] <= i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return t->base + ((uint64_t)lo << 16) + t->rows[i].addr_lo;
+}
+
+size_t cfi_table_bytes(const struct cfi_table *t)
+{
+	return (size_t)t->nrows * sizeof(*t->rows) +
+	       ((size_t)t->npages + 1) * sizeof(*t->page_first) +
+	       (size_t)t->nrules * sizeof(*t->rules);
+}
