@@ -751,6 +751,23 @@ static void root_dir_symlinks(void)
 	EXPECT(usyms_resolve_addr(us, 43, (1 << 28) + off, &u));
 	EXPECT_STREQ(u.dso, "/lib/real.so");
 	EXPECT(u.name == NULL);
+	/*
+	 * A later snapshot of pid 42 that opens no file (the process exiting: its maps read, its
+	 * map_files and root gone) keeps the files of the one it replaces where the same file
+	 * (device, inode) is mapped at the same place and offset; not where the inode differs.
+	 */
+	len = (size_t)snprintf(maps, sizeof(maps),
+			       "%x-%x r-xp 00000000 08:01 100 /lib/real.so\n"
+			       "%x-%x r-xp 00000000 08:01 999 /lib/inroot_abs.so\n",
+			       1 << 28, 2 << 28, 2 << 28, 3 << 28);
+	EXPECT_EQ_U64(usyms_add_maps_text(us, 42, maps, len, NULL), 0);
+	EXPECT(usyms_resolve_addr(us, 42, (1 << 28) + off, &u));
+	EXPECT_STREQ(u.dso, "/lib/real.so");
+	EXPECT_STREQ(u.name, "sym_test_target");
+	EXPECT(usyms_resolve_addr(us, 42, (2 << 28) + off, &u));
+	EXPECT_STREQ(u.dso, "/lib/inroot_abs.so");
+	EXPECT(u.name == NULL);
+	EXPECT(!usyms_resolve_addr(us, 42, (3 << 28) + off, &u));
 out:
 	fr_cleanup(&fr);
 	usyms_free(us);
