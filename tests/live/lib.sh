@@ -162,3 +162,22 @@ irq_work_during() {
 	awk -F, '/irq_work_entry/ { print $1 }' "$out.perf" >"$out"
 	return $rc
 }
+
+# stop_in_pause PID : stop PID (SIGSTOP) while it sleeps in its --pause-before-ms, so that a
+# tracer started next can attach at whatever speed a busy host allows before PID's loop runs;
+# SIGCONT resumes the same sleep. 1 (PID left running) when it was not caught inside the pause:
+# the caller's run is then no verdict. Syscall numbers are x86_64's: clock_nanosleep 230,
+# nanosleep 35; stopped there a sleep may show as restart_syscall 219.
+stop_in_pause() {
+	local i
+	in_sleep() { case $(cut -d' ' -f1 "/proc/$1/syscall" 2>/dev/null) in 230 | 35) return 0 ;; esac; return 1; }
+	stopped() { [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" = T ]; }
+	for i in $(seq 250); do in_sleep "$1" && break; sleep 0.02; done
+	kill -STOP "$1" 2>/dev/null || return 1
+	for i in $(seq 50); do stopped "$1" && break; sleep 0.02; done
+	if in_sleep "$1" || [ "$(cut -d' ' -f1 "/proc/$1/syscall" 2>/dev/null)" = 219 ]; then
+		return 0
+	fi
+	kill -CONT "$1"
+	return 1
+}

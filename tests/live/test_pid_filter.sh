@@ -29,18 +29,7 @@ NPID=$!
 "$PT" -w $W -r $R --pause-before-ms $PAUSE_MS >"$TMP/target.out" 2>&1 &
 TPID=$!
 TARGET=$TPID
-# in_sleep PID : PID is inside clock_nanosleep (230) or nanosleep (35) (x86_64 numbers)
-in_sleep() { case $(cut -d' ' -f1 "/proc/$1/syscall" 2>/dev/null) in 230 | 35) return 0 ;; esac; return 1; }
-for _ in $(seq 250); do in_sleep $TPID && break; sleep 0.02; done
-kill -STOP $TPID
-# Until the stop has taken effect the task runs ("running" in /proc/PID/syscall); stopped
-# there, its sleep may show as restart_syscall (219), which resumes the same sleep on SIGCONT
-# (the CI saw both: the test skipped itself in two runs).
-stopped() { [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" = T ]; }
-for _ in $(seq 50); do stopped $TPID && break; sleep 0.02; done
-stopped_in_sleep() { in_sleep "$1" || [ "$(cut -d' ' -f1 "/proc/$1/syscall" 2>/dev/null)" = 219 ]; }
-if ! stopped_in_sleep $TPID; then
-	kill -CONT $TPID
+if ! stop_in_pause $TPID; then
 	# Not a verdict on mmscope: the target was not caught inside its pause.
 	skip "pid filter (the target was not stopped inside its ${PAUSE_MS} ms pause: syscall '$(cut -d' ' -f1 /proc/$TPID/syscall 2>/dev/null)')"
 	exit 0

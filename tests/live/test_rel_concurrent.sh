@@ -37,9 +37,11 @@ H=$!
 PIDS="$PIDS $H"
 attached $H || fail "concurrent: the host-wide run never attached ($(one_line "$TMP/h.err"))"
 # Each command waits 1 s after mmscope released it (--pause-before-ms), so that both are
-# attached before either faults.
+# attached before either faults; A's second half waits until B's run has ended (a fifo: on a
+# busy host B's may end later than any sleep of A's).
+mkfifo "$TMP/a.go"
 "$MMSCOPE" faults --json -o "$TMP/a.json" -- sh -c \
-	"\"$PT\" -w 3000 --pause-before-ms 1000 >/dev/null; sleep 1.5; exec \"$PT\" -w 3000 >/dev/null" 2>"$TMP/a.err" &
+	"\"$PT\" -w 3000 --pause-before-ms 1000 >/dev/null; read x <'$TMP/a.go'; exec \"$PT\" -w 3000 >/dev/null" 2>"$TMP/a.err" &
 A=$!
 "$MMSCOPE" faults --json -o "$TMP/b.json" -- "$PT" -r 4000 --repeat 3 --pause-before-ms 1000 >/dev/null 2>"$TMP/b.err" &
 B=$!
@@ -47,6 +49,7 @@ PIDS="$PIDS $A $B"
 wait $B
 rcb=$?
 b_end_a_alive=$(kill -0 $A 2>/dev/null && echo yes || echo no)
+timeout 30 sh -c "echo go >'$TMP/a.go'" # no reader if A's command never ran
 wait $A
 rca=$?
 kill -INT $H

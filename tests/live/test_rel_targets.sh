@@ -87,10 +87,11 @@ dt=$(($(now_ms) - t0))
 bg=$(cat "$TMP/bg.pid" 2>/dev/null)
 PIDS="$PIDS $bg"
 ok "command ends, child lives on: exit 0" "exit $rc: $(one_line "$TMP/bg.err")" [ $rc -eq 0 ]
-# 5 s: mmscope's start-up on this loaded VM is 1-2 s; the background sleep lasts 30.
-ok "command ends, child lives on: the run ends with the command (< 5 s), not with its child" \
+# 20 s: mmscope's start-up (1-2 s on this VM, more on a busy host) and the command; the
+# background sleep lasts 30.
+ok "command ends, child lives on: the run ends with the command (< 20 s), not with its child" \
 	"${dt} ms; child ${bg:-?} alive: $(kill -0 "${bg:-0}" 2>/dev/null && echo yes || echo no)" \
-	eval '[ $dt -lt 5000 ] && kill -0 "${bg:-0}" 2>/dev/null'
+	eval '[ $dt -lt 20000 ] && kill -0 "${bg:-0}" 2>/dev/null'
 [ -n "$bg" ] && kill "$bg" 2>/dev/null
 
 # ---- the main thread exits first (pthread_exit), another thread goes on faulting ----
@@ -268,15 +269,25 @@ fi
 # ---- -p: the target's own code is symbolized (its maps are read while it is alive) ----
 # The run ends when the target exits, so mmscope must read the target's maps while it
 # lives, as it does for a -- command.
+# The target is held (stopped in its pause) until mmscope has attached, however long that
+# takes on a busy host.
 "$PT" -w 500 --pause-before-ms 1500 >/dev/null &
 P=$!
 PIDS="$PIDS $P"
-"$MMSCOPE" faults --folded -p $P >"$TMP/p.folded" 2>"$TMP/p.err"
-rc=$?
-ok "-p --folded: exit 0" "exit $rc: $(one_line "$TMP/p.err")" [ $rc -eq 0 ]
-ok "-p --folded: the target's 500 writes are under main;...;touch_write_pages" \
-	"$(grep 'write minor' "$TMP/p.folded" | awk '{print $NF, $0}' | sort -n | tail -1 | cut -d' ' -f2- | cut -c1-200)" \
-	eval "awk '/;touch_write_pages;/ && /\\[write minor\\]/ {s += \$NF} END {exit !(s >= 500)}' \"$TMP/p.folded\""
+if stop_in_pause $P; then
+	"$MMSCOPE" faults --folded -p $P >"$TMP/p.folded" 2>"$TMP/p.err" &
+	MM=$!
+	attached $MM || true
+	kill -CONT $P
+	wait $MM
+	rc=$?
+	ok "-p --folded: exit 0" "exit $rc: $(one_line "$TMP/p.err")" [ $rc -eq 0 ]
+	ok "-p --folded: the target's 500 writes are under main;...;touch_write_pages" \
+		"$(grep 'write minor' "$TMP/p.folded" | awk '{print $NF, $0}' | sort -n | tail -1 | cut -d' ' -f2- | cut -c1-200)" \
+		eval "awk '/;touch_write_pages;/ && /\\[write minor\\]/ {s += \$NF} END {exit !(s >= 500)}' \"$TMP/p.folded\""
+else
+	skip "-p --folded (the target was not caught inside its pause)"
+fi
 
 # ---- a thread killed by its own fault: the open fault never completes ----
 # A read of address 8 enters the fault handler and ends in SIGSEGV, with no completion: the

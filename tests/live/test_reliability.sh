@@ -39,16 +39,20 @@ the_objects() {
 json_complete() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if "lost" in d and "duration_s" in d else 1)' "$1" 2>/dev/null; }
 
 # ---- the traced command crashes: exit 128 + signal, the summary, nothing left ----
-# crash NAME SIGNAL NUMBER MMSCOPE-ARGS... : the command sleeps 0.5 s (mmscope's fds are read
-# then), faults 1000 pages, then kills itself with SIGNAL
+# crash NAME SIGNAL NUMBER MMSCOPE-ARGS... : the command waits until mmscope's fds have been
+# read (a fifo: on a busy host the attach may take longer than any sleep), faults 1000 pages,
+# then kills itself with SIGNAL
 crash() {
 	local name=$1 sig=$2 num=$3 own
 	shift 3
-	"$MMSCOPE" "$@" -- sh -c "sleep 0.5; \"$PT\" -w 1000 >/dev/null; kill -$sig \$\$" \
+	rm -f "$TMP/crash.go"
+	mkfifo "$TMP/crash.go"
+	"$MMSCOPE" "$@" -- sh -c "read x <'$TMP/crash.go'; \"$PT\" -w 1000 >/dev/null; kill -$sig \$\$" \
 		>"$TMP/$name.out" 2>"$TMP/$name.err" &
 	MMPID=$!
 	attached $MMPID || true
 	own=$(owned $MMPID)
+	timeout 20 sh -c "echo go >'$TMP/crash.go'" # no reader if mmscope failed to start
 	if ! wait_exit $MMPID 20; then
 		fail "$name: mmscope still running 20 s after its command crashed"
 		return
@@ -84,7 +88,8 @@ if attached $MMPID; then
 		dt=$(($(now_ms) - t0))
 		MMPID=
 		ok "-p target SIGKILLed: mmscope exits 0" "exit $rc: $(one_line "$TMP/p.err")" [ $rc -eq 0 ]
-		ok "-p target SIGKILLed: the run ends within 3 s of the target's death" "${dt} ms" [ $dt -lt 3000 ]
+		# 15 s: a pidfd wakes the run at once; without one it would never end.
+		ok "-p target SIGKILLed: the run ends within 15 s of the target's death" "${dt} ms" [ $dt -lt 15000 ]
 		ok "-p target SIGKILLed: the JSON summary is complete" "$(head -c 200 "$TMP/p.json")" json_complete "$TMP/p.json"
 		the_objects "-p target SIGKILLed" "$own"
 	else
@@ -110,14 +115,16 @@ stop() {
 	sleep 0.5
 	t0=$(now_ms)
 	kill -"$sig" $MMPID
-	if ! wait_exit $MMPID 10; then
-		fail "$name: still running 10 s after SIG$sig"
+	# 20 s: far below the run's own end (-d 60), far above what writing the summary takes on
+	# a busy host (5.6 s seen for a host-wide --folded run under stress-ng; ~0.2 s quiet).
+	if ! wait_exit $MMPID 20; then
+		fail "$name: still running 20 s after SIG$sig"
 		return 1
 	fi
 	dt=$(($(now_ms) - t0))
 	MMPID=
-	ok "$name: exit 0 within 5 s of SIG$sig" "exit $rc after ${dt} ms: $(one_line "$TMP/$name.err")" \
-		[ $rc -eq 0 -a $dt -lt 5000 ]
+	ok "$name: exit 0 on SIG$sig, well before -d 60 ends the run" "exit $rc after ${dt} ms: $(one_line "$TMP/$name.err")" \
+		[ $rc -eq 0 ]
 	the_objects "$name" "$own"
 }
 if stop "tlb SIGINT" INT "$TMP/tlb.json" tlb --json; then
@@ -156,7 +163,7 @@ fi
 
 # ---- SIGPIPE: the reader goes away; mmscope ends quietly, soon ----
 # With -i, mmscope writes every 0.2 s; once head has exited, the next write fails (EPIPE,
-# SIGPIPE is ignored) and the run must end there, not at -d 6 (or never, without -d).
+# SIGPIPE is ignored) and the run must end there, not at -d 60 (or never, without -d).
 # pipe_run NAME MMSCOPE-ARGS... : mmscope ... | head -c 1; sets rc, dt (ms until mmscope
 # exited)
 pipe_run() {
@@ -167,11 +174,12 @@ pipe_run() {
 	rc=${PIPESTATUS[0]}
 	dt=$(($(now_ms) - t0))
 }
-for args in "stat -i 0.2 -d 6" "faults --json -i 0.2 -d 6"; do
+for args in "stat -i 0.2 -d 60" "faults --json -i 0.2 -d 60"; do
 	# shellcheck disable=SC2086 # word splitting wanted
 	pipe_run "pipe $args" $args
-	# 4 s: start-up (~1-2 s on this loaded VM) + one interval + the exit; -d 6 is the bound.
-	ok "SIGPIPE: mmscope $args | head -c 1: the run ends within 4 s (not at -d 6)" "${dt} ms, exit $rc" [ $dt -lt 4000 ]
+	# 20 s: start-up (~1-2 s on this VM, more on a busy host) + one interval + the exit;
+	# -d 60 is the bound.
+	ok "SIGPIPE: mmscope $args | head -c 1: the run ends within 20 s (not at -d 60)" "${dt} ms, exit $rc" [ $dt -lt 20000 ]
 	ok "SIGPIPE: mmscope $args | head -c 1: exit 0, no error on stderr" "exit $rc: $(one_line "$TMP/pipe $args.err")" \
 		eval '[ $rc -eq 0 ] && ! grep -vE "^(Tracing|mmscope: warning: )" "$TMP/pipe $args.err" | grep -q .'
 done

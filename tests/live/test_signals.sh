@@ -23,38 +23,45 @@ owned_progs() { cat /proc/"$1"/fdinfo/* 2>/dev/null | sed -n 's/^prog_id:[[:spac
 # signal_run NAME SIGNAL MMSCOPE-ARGS... : a host-wide run with -o, ended by SIGNAL 2 s after
 # it attached
 signal_run() {
-	local name=$1 sig=$2 before owned left t0 dt dur
+	local name=$1 sig=$2 before owned left t0 t1 dt dur launched seen lo hi
 	shift 2
 	before=$(prog_ids)
+	launched=$(now_ms)
 	"$MMSCOPE" "$@" --json -o "$TMP/$name.json" -d 60 2>"$TMP/$name.err" &
 	MMPID=$!
 	if ! attached $MMPID; then
 		fail "$name: mmscope never attached ($(head -c 300 "$TMP/$name.err" | tr '\n' ' '))"
 		return
 	fi
+	seen=$(now_ms)
 	owned=$(owned_progs $MMPID)
 	sleep 2
 	t0=$(now_ms)
 	kill -"$sig" $MMPID
-	if ! wait_exit $MMPID 10; then
-		fail "$name: still running 10 s after SIG$sig"
+	if ! wait_exit $MMPID 20; then
+		fail "$name: still running 20 s after SIG$sig"
 		kill -KILL $MMPID
 		wait $MMPID
 		MMPID=
 		return
 	fi
-	dt=$(($(now_ms) - t0))
+	t1=$(now_ms)
+	dt=$((t1 - t0))
 	MMPID=
 	ok "$name: exits 0 on SIG$sig" "exit $rc: $(head -c 300 "$TMP/$name.err" | tr '\n' ' ')" [ $rc -eq 0 ]
-	# 5 s: the exit is detaching and one last read of the maps; measured ~0.1 s.
-	ok "$name: exits within 5 s of SIG$sig" "${dt} ms" [ $dt -lt 5000 ]
+	# 20 s: far below the run's own end (-d 60); the exit is detaching and one last read of
+	# the maps, ~0.1 s on a quiet host, seconds on a busy one.
+	ok "$name: exits well before -d 60 would end it (within 20 s of SIG$sig)" "${dt} ms" [ $dt -lt 20000 ]
 	dur=$(json_get "$TMP/$name.json" 'int(d["duration_s"] * 1000) if "faults" in d and "lost" in d else -1' 2>/dev/null)
 	ok "$name: the output file is one complete JSON object" "$(head -c 200 "$TMP/$name.json")" [ "${dur:--1}" -ge 0 ]
-	# ~2 s: the run's clock starts once the hooks are attached, which is when this test starts
-	# its 2 s sleep (it polls for mmscope's bpf_link fds every 50 ms). Lower bound 1.7 s for
-	# setup mmscope does after attaching; upper 3 s for signal delivery, mmscope's 50 ms poll
-	# loop and scheduling delays on this loaded 2-CPU VM.
-	ok "$name: duration_s ~ 2 s (1.7..3.0)" "duration_s*1000 = $dur" [ "${dur:-0}" -ge 1700 -a "${dur:-0}" -le 3000 ]
+	# The run's clock starts once the hooks are attached (and the running processes' images
+	# read: up to 100 ms host-wide), around when this test saw them, and stops once the signal
+	# is handled, before the exit this test saw: at least from the sight of the links to the
+	# signal, less 1 s for that set-up on a busy host; at most mmscope's whole life. On the
+	# test's own clock, so a busy host moves both bounds.
+	lo=$((t0 - seen - 1000)) hi=$((t1 - launched))
+	ok "$name: duration_s from attach to signal, on the test's clock" "duration_s*1000 = $dur, want $lo..$hi" \
+		[ "${dur:-0}" -ge $lo -a "${dur:-0}" -le $hi ]
 	left=$(comm -12 <(echo "$owned") <(prog_ids))
 	ok "$name: the BPF programs it held are unloaded" "held: $(echo $owned); still loaded: $(echo $left)" \
 		[ -n "$owned" -a -z "$left" ]
@@ -82,13 +89,13 @@ done
 sleep 1
 t0=$(now_ms)
 kill -INT $MMPID
-if wait_exit $MMPID 10; then
+if wait_exit $MMPID 20; then
 	dt=$(($(now_ms) - t0))
 	MMPID=
 	# mmscope ends the command with SIGTERM and exits with its status: 128 + 15. (In a
 	# terminal, Ctrl-C also reaches the command itself, which then dies of SIGINT: 130.)
 	ok "command: mmscope exits with the ended command's status (143 or 130)" "exit $rc" [ $rc -eq 143 -o $rc -eq 130 ]
-	ok "command: exits within 5 s of SIGINT" "${dt} ms" [ $dt -lt 5000 ]
+	ok "command: exits well before its command would (within 20 s of SIGINT; sleep 30)" "${dt} ms" [ $dt -lt 20000 ]
 	ok "command: the summary is printed" "stdout: $(head -c 200 "$TMP/sleep.out" | tr '\n' ' ')" \
 		grep -q '^faults  *count' "$TMP/sleep.out"
 	ok "command: the summary names the command and its pid" "$(grep -m1 'command:' "$TMP/sleep.out")" \
