@@ -112,10 +112,10 @@ UNSHARE=$(command -v unshare)
 # reads the exec record, from /proc/PID/map_files or the process's root. A process that lives
 # under a millisecond can be gone by then (mmscope runs under strace -f here, which makes it
 # read late; seen in 4 of 10 runs): its frames are then [unknown], never another file's. The
-# --pause-before-ms keeps page_touch alive after its exec, so these checks test the lookup,
-# not that race.
+# --pause-before-ms (2 s: on a busy host, mmscope under strace reads later still) keeps
+# page_touch alive after its exec, so these checks test the lookup, not that race.
 "${STRACE[@]}" -o "$TMP/ns.strace" "$MMSCOPE" faults --folded -o "$TMP/ns.folded" -- \
-	"$UNSHARE" -m --propagation private sh -c "mount --bind \"$T/real\" \"$T/d\" && exec \"$T/d/page_touch\" --pause-before-ms 300 -w 100 >/dev/null" \
+	"$UNSHARE" -m --propagation private sh -c "mount --bind \"$T/real\" \"$T/d\" && exec \"$T/d/page_touch\" --pause-before-ms 2000 -w 100 >/dev/null" \
 	2>"$TMP/ns.err"
 rc=$?
 ok "hostile ns: exit 0" "exit $rc: $(one_line "$TMP/ns.err")" [ $rc -eq 0 ]
@@ -133,7 +133,7 @@ ok "hostile ns: never opens /etc/shadow or the maps path by path; executes nothi
 short=
 for i in 1 2 3 4 5; do
 	"$MMSCOPE" faults --folded -o "$TMP/ns$i.folded" -- \
-		"$UNSHARE" -m --propagation private sh -c "mount --bind \"$T/real\" \"$T/d\" && exec \"$T/d/page_touch\" --pause-before-ms 300 -w 100 >/dev/null" \
+		"$UNSHARE" -m --propagation private sh -c "mount --bind \"$T/real\" \"$T/d\" && exec \"$T/d/page_touch\" --pause-before-ms 2000 -w 100 >/dev/null" \
 		2>/dev/null
 	w=$(touch_writes "$TMP/ns$i.folded")
 	[ "$w" -ge 100 ] || short="$short $w"
@@ -176,7 +176,7 @@ if gcc -O2 -g -static -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -std=
 	ln -s /etc/shadow "$R/$R/bin/pt"
 	CHROOT=$(command -v chroot)
 	"${STRACE[@]}" -o "$TMP/ch.strace" "${NOADMIN[@]}" "$MMSCOPE" faults --folded -o "$TMP/ch.folded" -- \
-		"$CHROOT" "$R" /bin/pt --pause-before-ms 300 -w 100 >/dev/null 2>"$TMP/ch.err" # see ns above
+		"$CHROOT" "$R" /bin/pt --pause-before-ms 2000 -w 100 >/dev/null 2>"$TMP/ch.err" # see ns above
 	rc=$?
 	ok "hostile chroot, no CAP_SYS_ADMIN: exit 0" "exit $rc: $(one_line "$TMP/ch.err")" [ $rc -eq 0 ]
 	problems=$(audit "$TMP/ch.strace" "$CHROOT" /etc/shadow "$R/bin/pt")
