@@ -49,6 +49,10 @@ remove_root() {
 	rm -rf "$root"
 }
 trap remove_root EXIT
+# Killed (a suite stopped by hand, CI's timeout): unmount before going, or the host's /proc,
+# /sys and /dev stay bound below build/.
+trap 'exit 143' TERM
+trap 'exit 130' INT
 
 mkdir -p "$cache" "$top/build"
 if [ ! -s "$base" ]; then
