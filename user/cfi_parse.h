@@ -59,40 +59,46 @@ static inline uint8_t rd_u8(struct rd *r)
 	return (uint8_t)rd_fixed(r, 1);
 }
 
-static inline uint64_t rd_uleb(struct rd *r)
+/*
+ * The bits of a LEB128 number, and how many it had (*shift) and its last byte (*last), from
+ * which rd_sleb() extends the sign. Bits past 64 must be zero for an unsigned number
+ * (strict) and are ignored for a signed one, whose sign bits they repeat.
+ */
+static inline uint64_t rd_leb(struct rd *r, bool strict, unsigned int *shift, uint8_t *last)
 {
 	uint64_t v = 0;
-	unsigned int shift = 0;
 	uint8_t b;
 
+	*shift = 0;
 	do {
 		b = rd_u8(r);
 		if (r->bad)
 			return 0;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		else if (b & 0x7f)
+		if (*shift < 64)
+			v |= (uint64_t)(b & 0x7f) << *shift;
+		else if (strict && (b & 0x7f))
 			r->bad = true; /* more than 64 bits */
-		shift += 7;
+		*shift += 7;
 	} while (b & 0x80);
+	*last = b;
 	return v;
+}
+
+static inline uint64_t rd_uleb(struct rd *r)
+{
+	unsigned int shift;
+	uint8_t last;
+
+	return rd_leb(r, true, &shift, &last);
 }
 
 static inline int64_t rd_sleb(struct rd *r)
 {
-	uint64_t v = 0;
-	unsigned int shift = 0;
-	uint8_t b;
+	unsigned int shift;
+	uint8_t last;
+	uint64_t v = rd_leb(r, false, &shift, &last);
 
-	do {
-		b = rd_u8(r);
-		if (r->bad)
-			return 0;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
+	if (!r->bad && shift < 64 && (last & 0x40))
 		v |= ~(uint64_t)0 << shift;
 	return (int64_t)v;
 }
