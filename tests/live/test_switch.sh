@@ -116,6 +116,14 @@ if [ -n "$CG2" ] && mkdir "$CG2/mmscope-sw-$$" 2>/dev/null && mkdir "$CG2/mmscop
 	perf stat -x, -o "$TMP/cg.perf" -e context-switches -- sh -c \
 		"echo \$\$ >'$CG/sub/cgroup.procs' && read x <'$TMP/cg.go' && exec '$WORKLOADS/pingpong' -r 2000 --sleep-us 50" >/dev/null &
 	held=$!
+	# Both runs must start with the shell already asleep on the fifo: a shell still starting
+	# (moved into sub, opening the fifo) switches while one run has attached and the other has
+	# not (CI, busy host: parent 12049, child 12046).
+	for i in $(seq 250); do
+		sh_pid=$(head -n1 "$CG/sub/cgroup.procs")
+		[ -n "$sh_pid" ] && case $(cut -d' ' -f1 "/proc/$sh_pid/syscall" 2>/dev/null) in 257 | 0) break ;; esac
+		sleep 0.02
+	done
 	"$MMSCOPE" switch -v --json -o "$TMP/cgp.json" -c "$CG" 2>"$TMP/cgp.err" &
 	mp=$!
 	"$MMSCOPE" switch -v --json -o "$TMP/cgs.json" -c "$CG/sub" 2>"$TMP/cgs.err" &
