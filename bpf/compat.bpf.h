@@ -130,4 +130,72 @@ static __always_inline int current_syscall(void)
 	return nr >= 0 && nr < 4096 ? (int)nr : SYSCALL_NONE;
 }
 
+#if defined(__TARGET_ARCH_x86) || defined(__TARGET_ARCH_arm64)
+/*
+ * DWARF unwinding (bpf/unwind.bpf.h), per architecture: the link register of the top frame,
+ * pointer authentication, and the registers a signal frame saved.
+ */
+#if defined(__TARGET_ARCH_x86)
+static __always_inline __u64 user_regs_lr(struct pt_regs *regs)
+{
+	return 0; /* no link register: every return address is on the stack */
+}
+
+static __always_inline __u64 user_strip_pac(__u64 ra)
+{
+	return ra;
+}
+
+/*
+ * At a signal handler's return into glibc's __restore_rt, SP is the rt_sigframe's ucontext
+ * (the handler's return popped pretcode): its uc_mcontext at 40 (uc_flags, uc_link, uc_stack)
+ * is struct sigcontext_64, whose rbp, rsp and rip are its 11th, 16th and 17th words
+ * (arch/x86/include/uapi/asm/sigcontext.h). The interrupted rip is exact, not a return.
+ */
+static __always_inline bool unwind_signal_regs(__u64 sp, __u64 *pc, __u64 *new_sp, __u64 *fp)
+{
+	__u64 mc = sp + 40; /* three small reads: the walk's stack has no room for the block */
+
+	if (bpf_probe_read_user(fp, sizeof(*fp), (void *)(mc + 10 * 8)) ||
+	    bpf_probe_read_user(new_sp, sizeof(*new_sp), (void *)(mc + 15 * 8)) ||
+	    bpf_probe_read_user(pc, sizeof(*pc), (void *)(mc + 16 * 8)))
+		return false;
+	return *pc != 0;
+}
+#else
+static __always_inline __u64 user_regs_lr(struct pt_regs *regs)
+{
+	return regs->regs[30];
+}
+
+/*
+ * A return address signed with a pointer authentication code (-mbranch-protection=pac-ret,
+ * CFI's negate_ra_state): the PAC sits in the bits above the virtual address. Debian's arm64
+ * user space uses 48-bit addresses (the kernel strips with the mask it reports in
+ * NT_ARM_PAC_MASK; 48 bits is its value for 4 KB pages and 48-bit VAs).
+ */
+static __always_inline __u64 user_strip_pac(__u64 ra)
+{
+	return ra & ((1ULL << 48) - 1);
+}
+
+/*
+ * At __kernel_rt_sigreturn SP is the rt_sigframe: siginfo (128 bytes), then the ucontext,
+ * whose uc_mcontext (struct sigcontext, 16-byte aligned at 176) holds fault_address, regs[31],
+ * sp and pc (arch/arm64/include/uapi/asm/ucontext.h, sigcontext.h). The trampoline is in the
+ * vDSO, which has no file and so no table: reached only if a table covers it.
+ */
+static __always_inline bool unwind_signal_regs(__u64 sp, __u64 *pc, __u64 *new_sp, __u64 *fp)
+{
+	__u64 regs = sp + 128 + 176 + 8; /* sigcontext.regs[] */
+
+	if (bpf_probe_read_user(fp, sizeof(*fp), (void *)(regs + 29 * 8)) ||
+	    bpf_probe_read_user(new_sp, sizeof(*new_sp), (void *)(regs + 31 * 8)) ||
+	    bpf_probe_read_user(pc, sizeof(*pc), (void *)(regs + 32 * 8)))
+		return false;
+	return *pc != 0;
+}
+#endif
+#endif
+
 #endif

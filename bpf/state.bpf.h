@@ -312,6 +312,8 @@ STATE_DECL struct {
 	__type(value, __u64);
 } stacks_sent SEC(".maps");
 
+#include "unwind.bpf.h" /* the DWARF tables (maps defined on every architecture) */
+
 /* Each stack right behind its record header: a stack record is one copy (stack_send()). */
 struct stack_scratch {
 	struct stack_header kh;
@@ -321,6 +323,7 @@ struct stack_scratch {
 	__u64 walk[USER_STACK_DEPTH];  /* user_fp_walk()'s return addresses */
 	__u64 kwalk[USER_STACK_DEPTH]; /* the kernel's raw walk of the same stack */
 	__u32 nwalk;		       /* walk's depth, read back (see capture_user_stack()) */
+	struct unwind_walk uw;	       /* the DWARF walk's state */
 	__u32 pad;
 };
 
@@ -446,6 +449,12 @@ static __always_inline void count_lost_n(int counter, __u64 events)
 }
 
 static __always_inline void count_lost(int counter)
+{
+	count_lost_n(counter, 1);
+}
+
+/* The same for a counter of what happened, not of what was lost. */
+static __always_inline void count_inc(int counter)
 {
 	count_lost_n(counter, 1);
 }
@@ -855,14 +864,72 @@ static __always_inline void ustack_slot_set(struct ustack_slot *slot,
 	slot->busy = 0;
 }
 
+/* The stack id cached for key, 0 if none; *slot the slot to remember it in (NULL: not now). */
+static __always_inline __u64 ustack_slot_get(const struct ustack_cache_key *key,
+					     struct ustack_slot **slot)
+{
+	__u32 idx = cache_slot(key->walk_hash ^ ((__u64)key->tgid << 32), USTACK_CACHE_BITS);
+	struct ustack_slot *s = bpf_map_lookup_elem(&ustack_cache, &idx);
+	__u64 id;
+
+	*slot = NULL;
+	if (!s || s->busy)
+		return 0; /* interrupted its owner: leave it alone */
+	s->busy = 1;
+	barrier();
+	id = s->id && key_words_eq(&s->key, key, sizeof(*key)) ? s->id : 0;
+	barrier();
+	s->busy = 0;
+	*slot = s;
+	return id;
+}
+
+#include "unwind_walk.bpf.h"
+
+/*
+ * The DWARF walk (bpf/unwind_walk.bpf.h) writes the frames as it goes, as (build ID, offset)
+ * where the file's table is loaded and as raw addresses elsewhere: no kernel walk to compare
+ * with, no build-ID reads. Its addresses key the same cache as the frame-pointer walk's.
+ */
+static __always_inline __u64 capture_user_stack_dwarf(void *ctx, struct stack_scratch *sc,
+						      __u32 tgid)
+{
+	struct ustack_cache_key key = {.tgid = tgid};
+	struct ustack_slot *slot;
+	__u64 id;
+	__u32 n;
+
+	key.mm = current_mm();
+	sc->nwalk = unwind_user_stack(sc, tgid, image_in_mmap_records(tgid, key.mm),
+				      &key.walk_hash);
+	n = *(volatile __u32 *)&sc->nwalk;
+	if (n == 0 || n > USER_STACK_DEPTH)
+		return kernel_user_stack(ctx, sc);
+	key.depth = n;
+	id = ustack_slot_get(&key, &slot);
+	if (id)
+		return id;
+	id = store_user_stack(sc, depth_read_back(&sc->nwalk, USER_STACK_DEPTH));
+	if (id)
+		ustack_slot_set(slot, &key, id);
+	return id;
+}
+
 static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch *sc, __u32 tgid)
 {
 	struct ustack_cache_key key = {.tgid = tgid};
 	struct ustack_slot *slot;
 	__u64 image, id;
-	__u32 n, kn, idx;
+	__u32 n, kn;
 	long len;
 
+	/* A 32-bit thread's code has other tables (not loaded): its frame pointers, below. */
+	if (unwind_dwarf) {
+		struct pt_regs *regs = current_user_regs();
+
+		if (regs && !user_regs_compat(regs))
+			return capture_user_stack_dwarf(ctx, sc, tgid);
+	}
 	/* The depth goes through map memory, which the verifier does not track: as the walk's
 	 * return value it is a different constant on each of the walk's exits, and everything
 	 * below would be verified once per depth (380 000 instructions instead of a few
@@ -873,19 +940,9 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 		return kernel_user_stack(ctx, sc);
 	key.depth = n;
 	key.mm = current_mm();
-	idx = cache_slot(key.walk_hash ^ ((__u64)tgid << 32), USTACK_CACHE_BITS);
-	slot = bpf_map_lookup_elem(&ustack_cache, &idx);
-	if (slot && !slot->busy) {
-		slot->busy = 1;
-		barrier();
-		id = slot->id && key_words_eq(&slot->key, &key, sizeof(key)) ? slot->id : 0;
-		barrier();
-		slot->busy = 0;
-		if (id)
-			return id;
-	} else {
-		slot = NULL; /* interrupted its owner: leave it alone */
-	}
+	id = ustack_slot_get(&key, &slot);
+	if (id)
+		return id;
 	/*
 	 * Once per distinct stack: compare with the kernel's walk, then the build IDs. Both of
 	 * the kernel's walks are cut to this walk's depth by their buffer's size (its walker

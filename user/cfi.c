@@ -129,6 +129,31 @@ static Elf_Data *section_data(Elf_Scn *scn, const GElf_Shdr *sh)
 	return elf_getdata(scn, NULL);
 }
 
+/*
+ * The GNU build ID in the note segment ph, copied to id (CFI_BUILD_ID_MAX bytes); its length,
+ * 0 when the segment has none. Frames the BPF walker sends are named by it, as the kernel's
+ * build-ID frames are.
+ */
+static uint32_t note_build_id(Elf *elf, const GElf_Phdr *ph, unsigned char *id)
+{
+	Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph->p_offset, ph->p_filesz, ELF_T_NHDR);
+	size_t off = 0, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	if (!d)
+		return 0;
+	while (off < d->d_size && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    !memcmp((const char *)d->d_buf + name_off, "GNU", 4) && nh.n_descsz > 0) {
+			uint32_t n = nh.n_descsz < CFI_BUILD_ID_MAX ? nh.n_descsz : CFI_BUILD_ID_MAX;
+
+			memcpy(id, (const char *)d->d_buf + desc_off, n);
+			return n;
+		}
+	}
+	return 0;
+}
+
 static int from_elf(Elf *elf, struct cfi_table **out)
 {
 	Elf_Scn *scn = NULL, *eh = NULL, *debug = NULL;
@@ -157,11 +182,21 @@ static int from_elf(Elf *elf, struct cfi_table **out)
 		for (size_t i = 0; i < nph; i++) {
 			GElf_Phdr ph;
 
-			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			if (!gelf_getphdr(elf, (int)i, &ph))
+				continue;
+			if (ph.p_type == PT_NOTE && !t->build_id_len)
+				t->build_id_len = note_build_id(elf, &ph, t->build_id);
+			if (ph.p_type != PT_LOAD)
 				continue;
 			if (!have_load || ph.p_vaddr < t->base)
 				t->base = ph.p_vaddr;
 			have_load = true;
+			if ((ph.p_flags & PF_X) && t->nsegs < CFI_MAX_SEGMENTS) {
+				t->segs[t->nsegs].off = ph.p_offset;
+				t->segs[t->nsegs].end = ph.p_offset + ph.p_filesz;
+				t->segs[t->nsegs].delta = (int64_t)(ph.p_vaddr - ph.p_offset);
+				t->nsegs++;
+			}
 		}
 	}
 	err = -EINVAL;

@@ -34,69 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* What a row says to an unwinder. A zeroed rule is a gap. */
-enum cfi_kind {
-	CFI_GAP = 0, /* no FDE covers the address: stop */
-	CFI_NORMAL,  /* follow cfa, ra and fp below */
-	CFI_END,     /* the return address is undefined: the outermost frame (_start, clone) */
-	CFI_SIGNAL,  /* a signal trampoline (CIE augmentation 'S'): registers are in the frame */
-	CFI_UNSUPPORTED, /* a rule the BPF side cannot follow (see cfi_why): count, stop */
-	CFI_KIND_COUNT
-};
-
-/* How to compute the CFA of a CFI_NORMAL row. SP and FP are rsp/rbp (x86_64), sp/x29 (arm64). */
-enum cfi_cfa {
-	CFI_CFA_SP = 0,	  /* SP + cfa_off */
-	CFI_CFA_FP,	  /* FP + cfa_off */
-	CFI_CFA_DEREF_SP, /* *(u64 *)(SP + cfa_off) + cfa_add: stack realignment */
-	CFI_CFA_DEREF_FP, /* *(u64 *)(FP + cfa_off) + cfa_add */
-	CFI_CFA_PLT, /* SP + cfa_off + ((PC & 15) >= cfa_add ? 8 : 0): x86_64 lazy PLT entries */
-};
-
-/* Where the return address is. */
-enum cfi_ra {
-	CFI_RA_AT_CFA = 0, /* *(u64 *)(CFA + ra_off) */
-	CFI_RA_IN_LR,	   /* still in x30 (arm64 leaf or prologue): usable in the top frame only */
-};
-
-/* Where the caller's frame pointer is. */
-enum cfi_fp {
-	CFI_FP_SAME = 0,  /* unchanged: the caller's FP is the current FP */
-	CFI_FP_AT_CFA,	  /* *(u64 *)(CFA + fp_off) */
-	CFI_FP_UNDEFINED, /* lost: a caller whose CFA is FP-based cannot be unwound */
-};
-
-/* Why a row is CFI_UNSUPPORTED. */
-enum cfi_why {
-	CFI_WHY_NONE = 0,
-	CFI_WHY_CFA_REG,  /* CFA based on a register other than SP and FP (longjmp, setcontext) */
-	CFI_WHY_CFA_EXPR, /* a CFA expression that is neither a PLT entry nor SP/FP deref */
-	CFI_WHY_RA,	  /* RA in another register, an expression, or a value rule */
-	CFI_WHY_FP,	  /* FP in another register, an expression, or a value rule */
-	CFI_WHY_RANGE,	  /* an offset too large for the rule's fields */
-	CFI_WHY_BAD_FDE,  /* the FDE's program is malformed (unknown opcode, overrun, ...) */
-	CFI_WHY_COUNT
-};
-
-#define CFI_RA_SIGNED 0x01 /* arm64: the saved RA carries a PAC (negate_ra_state): strip it */
-
-struct cfi_rule {
-	int32_t cfa_off;
-	int32_t ra_off;	 /* CFI_RA_AT_CFA */
-	int32_t fp_off;	 /* CFI_FP_AT_CFA: arm64 frames of 32 KiB and more save x29 farther down */
-	int16_t cfa_add; /* CFI_CFA_DEREF_*: added after the load; CFI_CFA_PLT: the PC threshold */
-	uint8_t kind;	 /* enum cfi_kind */
-	uint8_t cfa;	 /* enum cfi_cfa */
-	uint8_t ra;	 /* enum cfi_ra */
-	uint8_t fp;	 /* enum cfi_fp */
-	uint8_t flags;	 /* CFI_RA_SIGNED */
-	uint8_t why;	 /* enum cfi_why, for CFI_UNSUPPORTED */
-};
-
-struct cfi_row {
-	uint16_t addr_lo; /* low 16 bits of the start's offset from base */
-	uint16_t rule;
-};
+#include "unwind.h" /* the rows and rules, as the BPF walker reads them */
 
 struct cfi_stats {
 	const char *section; /* ".eh_frame" or ".debug_frame" */
@@ -113,9 +51,21 @@ struct cfi_stats {
 	uint32_t plt_rows, deref_rows, lr_rows, signed_rows;
 };
 
+#define CFI_MAX_SEGMENTS 4
+#define CFI_BUILD_ID_MAX 20
+
 struct cfi_table {
 	uint16_t machine; /* EM_X86_64 or EM_AARCH64 */
 	uint64_t base;	  /* the lowest PT_LOAD p_vaddr: row offsets are from here */
+	/* Its executable PT_LOAD segments (the first CFI_MAX_SEGMENTS): file offsets [off, end)
+	 * are at virtual address offset + delta. A PC's mapping gives its file offset. */
+	struct {
+		uint64_t off, end;
+		int64_t delta;
+	} segs[CFI_MAX_SEGMENTS];
+	uint32_t nsegs;
+	uint32_t build_id_len; /* 0: none */
+	unsigned char build_id[CFI_BUILD_ID_MAX];
 	uint32_t nrows;
 	struct cfi_row *rows;
 	uint32_t npages;

@@ -23,6 +23,8 @@ enum {
 	OPT_TOP,
 	OPT_SVG,
 	OPT_WEIGHT,
+	OPT_UNWIND,
+	OPT_UNWIND_MEMORY,
 	OPT_LISTEN,
 	OPT_ALLOW_REMOTE,
 	OPT_LABELS,
@@ -48,6 +50,8 @@ static const struct option long_opts[] = {
 	{"top", required_argument, NULL, OPT_TOP},
 	{"svg", required_argument, NULL, OPT_SVG},
 	{"weight", required_argument, NULL, OPT_WEIGHT},
+	{"unwind", required_argument, NULL, OPT_UNWIND},
+	{"unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY},
 	{"listen", required_argument, NULL, OPT_LISTEN},
 	{"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
 	{"labels", required_argument, NULL, OPT_LABELS},
@@ -116,7 +120,16 @@ void opts_usage(const struct command *cmd, FILE *f)
 				"      --folded            folded stacks for flame graphs "
 				"(comm;user...;kernel...;[kind] COUNT)\n"
 				"      --svg FILE          also write a flame graph of the stacks "
-				"to FILE (SVG)\n");
+				"to FILE (SVG)\n"
+				"      --unwind HOW        user stacks: dwarf (call-frame tables, "
+				"for code\n"
+				"                          without frame pointers), fp (frame "
+				"pointers only),\n"
+				"                          auto (default: dwarf where the kernel "
+				"can)\n"
+				"      --unwind-memory MB  memory for the dwarf tables (default "
+				"%d)\n",
+				UNWIND_MEMORY_DEFAULT_MB);
 		if (cmd->flags & CMD_LATENCY)
 			fprintf(f, "      --weight WHAT       of --folded and --svg stacks: count "
 				   "(default) or\n"
@@ -283,7 +296,7 @@ static int serve_check(struct mm_opts *opts)
 int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char **argv)
 {
 	const char *short_opts = cmd->flags & CMD_TRACES ? "+:p:t:c:C:d:i:To:vh" : "+:vh";
-	bool have_cmd_sep = false, have_weight = false;
+	bool have_cmd_sep = false, have_weight = false, have_unwind = false;
 	const char *last_optarg = NULL; /* "--" as an option's value is not the separator */
 	int c, ncpus;
 	uint64_t v;
@@ -451,6 +464,28 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 		case OPT_NO_CHILDREN:
 			opts->no_children = true;
 			break;
+		case OPT_UNWIND:
+			if (strcmp(optarg, "auto") == 0) {
+				opts->unwind = UNWIND_AUTO;
+			} else if (strcmp(optarg, "dwarf") == 0) {
+				opts->unwind = UNWIND_DWARF;
+			} else if (strcmp(optarg, "fp") == 0) {
+				opts->unwind = UNWIND_FP;
+			} else {
+				err_msg("--unwind %s: expected auto, dwarf or fp", printable(optarg));
+				return -1;
+			}
+			have_unwind = true;
+			break;
+		case OPT_UNWIND_MEMORY:
+			if (!parse_u64(optarg, &v) || v < 1 || v > 4096) {
+				err_msg("--unwind-memory %s: expected megabytes from 1 to 4096",
+					printable(optarg));
+				return -1;
+			}
+			opts->unwind_memory_mb = (int)v;
+			have_unwind = true;
+			break;
 		case OPT_TOP:
 			if (!parse_u64(optarg, &v) || v == 0 || v > 100000) {
 				err_msg("--top %s: expected a number of rows from 1 to 100000",
@@ -533,6 +568,11 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 	}
 	if (opts->folded && opts->interval) {
 		err_msg("--folded with -i: folded stacks are printed once, at the end");
+		return -1;
+	}
+	if (have_unwind && !opts->folded && !opts->svg) {
+		err_msg("--unwind: it chooses how the stacks of --folded or --svg are walked; give "
+			"one of them");
 		return -1;
 	}
 	if (have_weight && !opts->folded && !opts->svg) {

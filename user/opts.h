@@ -33,6 +33,15 @@ enum serve_labels {
 #define SERVE_DEFAULT_LISTEN	 "127.0.0.1:9890"
 #define SERVE_DEFAULT_MAX_SERIES 100
 
+/* --unwind */
+enum unwind_method {
+	UNWIND_AUTO = 0, /* dwarf where the kernel can, else fp */
+	UNWIND_DWARF,	 /* refuse to run where it cannot */
+	UNWIND_FP,
+};
+
+#define UNWIND_MEMORY_DEFAULT_MB 32
+
 struct command;
 
 struct mm_opts {
@@ -50,6 +59,8 @@ struct mm_opts {
 	bool folded;
 	const char *svg;     /* --svg FILE: flame graph */
 	bool weight_latency; /* --weight latency: stacks weighted by latency, not count */
+	int unwind;	     /* enum unwind_method: how user stacks are walked */
+	int unwind_memory_mb; /* --unwind-memory: the DWARF tables' budget (0: default) */
 	const char *output;
 	const char *btf;
 	int method; /* enum method_force */

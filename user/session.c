@@ -21,6 +21,7 @@
 
 #include "btf.h"
 #include "kcaps.h"
+#include "unwind.h"
 #include "session.h"
 #include "mmap_log.h"
 #include "mmscope.skel.h"
@@ -574,6 +575,16 @@ static void configure(struct session *s)
 		bpf_map__set_max_entries(sk->maps.mm_cpus, 1);
 	if (!mmap_log_wanted(s))
 		bpf_map__set_max_entries(sk->maps.exec_images, 1);
+	sk->rodata->unwind_dwarf = s->unwind_dwarf;
+	sk->rodata->unwind_page_shift = (__u32)__builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE));
+	if (s->unwind_dwarf) {
+		bpf_map__set_max_entries(sk->maps.unwind_rows, s->unwind_chunks[0]);
+		bpf_map__set_max_entries(sk->maps.unwind_pages, s->unwind_chunks[1]);
+		bpf_map__set_max_entries(sk->maps.unwind_rules, s->unwind_chunks[2]);
+	} else {
+		bpf_map__set_max_entries(sk->maps.unwind_files, 1);
+		bpf_map__set_max_entries(sk->maps.unwind_vmas, 1);
+	}
 	/* Hash maps are preallocated: the ones this run's hooks never touch cost start-up time
 	 * and memory for nothing. */
 	if (s->cfg.count_only && bpf_map__type(sk->maps.open_faults) == BPF_MAP_TYPE_HASH)
@@ -591,6 +602,72 @@ static void configure(struct session *s)
 		if (fstat(s->cgroup_fd, &st) == 0)
 			sk->rodata->targ_cgroup_id = st.st_ino;
 	}
+}
+
+/*
+ * Whether user stacks are walked with DWARF tables (--unwind, bpf/unwind.bpf.h): where stacks
+ * are collected, on x86_64 and arm64, with the helpers the walk needs. Else why not, in
+ * s->unwind_why; -1 when --unwind dwarf asked for what cannot be.
+ */
+static int choose_unwind(struct session *s)
+{
+	const char *why = NULL;
+
+	if (!s->cfg.stacks && !s->cfg.tlb_stacks)
+		return 0;
+	if (s->opts->unwind == UNWIND_FP)
+		why = "--unwind fp";
+#if !defined(__x86_64__) && !defined(__aarch64__)
+	else
+		why = "DWARF tables are built for x86_64 and arm64 code (powerpc's ABI keeps a back "
+		      "chain, which the kernel's walk follows)";
+#endif
+	if (!why && s->caps.jit_off)
+		why = "the BPF JIT is off (net.core.bpf_jit_enable=0), and the interpreter cannot "
+		      "run the walk's bpf_loop()";
+	if (!why && libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_find_vma, NULL) <= 0)
+		why = "this kernel has no bpf_find_vma() (Linux 5.17)";
+	if (!why && libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, NULL) <= 0)
+		why = "this kernel has no bpf_loop() (Linux 5.17)";
+	if (why && s->opts->unwind == UNWIND_DWARF) {
+		err_msg("--unwind dwarf: %s", why);
+		return -1;
+	}
+	s->unwind_dwarf = !why;
+	snprintf(s->unwind_why, sizeof(s->unwind_why), "%s", why ? why : "");
+	if (s->unwind_dwarf)
+		unwind_budget(s->opts->unwind_memory_mb ? s->opts->unwind_memory_mb
+							: UNWIND_MEMORY_DEFAULT_MB,
+			      &s->unwind_chunks[0], &s->unwind_chunks[1], &s->unwind_chunks[2]);
+	verbose_msg("user stacks: %s%s%s", s->unwind_dwarf ? "dwarf" : "frame pointers",
+		    why ? ": " : "", why ? why : "");
+	return 0;
+}
+
+/*
+ * The DWARF tables, once the maps exist and before any hook runs: the files every dynamically
+ * linked process maps (the C library, the loader), the -p targets' code, the command's binary.
+ * Everything else is loaded when a walk first meets it (REC_UNWIND_FILE).
+ */
+static void load_unwind_tables(struct session *s)
+{
+	struct mmscope *sk = s->skel;
+
+	if (!s->unwind_dwarf || !s->usyms)
+		return;
+	s->unwind = unwind_tables_new(
+		bpf_map__fd(sk->maps.unwind_files), bpf_map__fd(sk->maps.unwind_rows),
+		bpf_map__fd(sk->maps.unwind_pages), bpf_map__fd(sk->maps.unwind_rules),
+		s->unwind_chunks[0], s->unwind_chunks[1], s->unwind_chunks[2]);
+	if (!s->unwind)
+		return;
+	unwind_tables_add_runtime(s->unwind, s->usyms);
+	for (int i = 0; i < s->opts->npids; i++)
+		unwind_tables_add_pid(s->unwind, s->usyms, s->opts->pids[i]);
+	if (s->opts->argv)
+		unwind_tables_add_command(s->unwind, s->usyms, s->opts->argv[0]);
+	verbose_msg("unwind tables: %u files, %.1f ms", unwind_tables_stats(s->unwind)->files,
+		    (double)unwind_tables_stats(s->unwind)->load_ns / 1e6);
 }
 
 static unsigned int wanted_events(const struct session *s)
@@ -725,6 +802,11 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (size >= sizeof(struct stack_header) &&
 	    (r->type == REC_KERNEL_STACK || r->type == REC_USER_STACK)) {
 		add_stack_record(s, data, size);
+		return 0;
+	}
+	if (size >= sizeof(struct unwind_file_record) && r->type == REC_UNWIND_FILE) {
+		if (s->unwind)
+			unwind_tables_request(s->unwind, s->usyms, data);
 		return 0;
 	}
 	if (size < sizeof(*r) || !s->usyms)
@@ -1118,6 +1200,8 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 				usyms_add_pid(s->usyms, opts->pids[i]);
 		}
 	}
+	if (choose_unwind(s))
+		return -1;
 	if (opts->argv && start_child(s))
 		return -1;
 
@@ -1182,6 +1266,7 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 			err_msg("cannot set up the target filter: %s", strerror(-err));
 			return -1;
 		}
+		load_unwind_tables(s);
 		for (int k = 0; k < EV_NR && !failed_c; k++) {
 			int e = attach_order(k);
 			const struct hook_candidate *c =
@@ -1213,6 +1298,8 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 		excluded[failed_e] |= 1u << s->sel.events[failed_e].chosen;
 		prev = s->sel;
 		detach_all(s);
+		unwind_tables_free(s->unwind); /* the next object's maps get them again */
+		s->unwind = NULL;
 	}
 	if (tries == 8) {
 		err_msg("cannot attach the hooks (run with -v)");
@@ -1629,6 +1716,7 @@ int session_close(struct session *s, int status)
 			close(s->hw[h].fds[i]);
 	if (s->cgroup_fd >= 0)
 		close(s->cgroup_fd);
+	unwind_tables_free(s->unwind);
 	usyms_free(s->usyms);
 	locations_free(&s->locs);
 	stacks_free(&s->kstacks);

@@ -21,6 +21,7 @@
 #include "../bpf/mmscope.h"
 
 struct mmscope;
+struct unwind_tables;
 
 /* What a subcommand wants from the BPF side. */
 struct session_config {
@@ -84,6 +85,11 @@ struct session {
 	uint64_t open_fault_tlb[FAULT_CLASS_SLOTS][FT_NR];
 	double wall_start;
 	struct usyms *usyms;
+	/* User stacks walked with DWARF tables (bpf/unwind.bpf.h), or why not. */
+	bool unwind_dwarf;
+	char unwind_why[160];
+	uint32_t unwind_chunks[3]; /* rows, pages, rules: the tables' budget */
+	struct unwind_tables *unwind;
 	struct mmap_log *mlog; /* the kernel's mmap records, when the locations use them */
 	/* Running processes named from the records (seed_images()), and those left out. */
 	unsigned int seeded_images, seed_skipped;

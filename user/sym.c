@@ -1392,13 +1392,18 @@ static int open_in_root(int rootfd, const char *path)
 
 int usyms_add_file(struct usyms *us, const char *path)
 {
+	return usyms_add_file_named(us, path, path);
+}
+
+int usyms_add_file_named(struct usyms *us, const char *path, const char *name)
+{
 	const char *ipath;
 	struct stat st;
 	int fd, err;
 
-	if (!us || !path || !*path)
+	if (!us || !path || !*path || !name || !*name)
 		return -EINVAL;
-	ipath = intern(us, path, strlen(path));
+	ipath = intern(us, name, strlen(name));
 	if (!ipath)
 		return -ENOMEM;
 	fd = open(path, O_PATH | O_CLOEXEC);

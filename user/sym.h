@@ -50,6 +50,8 @@ void usyms_free(struct usyms *us);
  * file, ...). Registering the same build ID twice is fine.
  */
 int usyms_add_file(struct usyms *us, const char *path);
+/* The same for the file opened at path (/proc/PID/map_files/...), shown as name. */
+int usyms_add_file_named(struct usyms *us, const char *path, const char *name);
 /*
  * Snapshot /proc/PID/maps: register each file-backed mapping's file (opened through
  * /proc/PID/map_files or inside /proc/PID/root) and remember the mappings for raw-address

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The DWARF unwind tables of a run: files' call-frame information compiled (user/cfi.c) and
+ * loaded into the BPF chunk arrays (bpf/unwind.h) within a memory budget, when the BPF walker
+ * first meets a file (REC_UNWIND_FILE) or ahead of it (a target's mapped files).
+ */
+#ifndef MMSCOPE_UNWIND_TABLES_H
+#define MMSCOPE_UNWIND_TABLES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../bpf/unwind.h"
+
+struct usyms;
+
+/* What the tables hold and what could not be loaded, for the run's summary. */
+struct unwind_stats {
+	uint32_t files;		 /* tables loaded */
+	uint32_t files_no_cfi;	 /* files without .eh_frame or .debug_frame */
+	uint32_t files_unusable; /* not a 64-bit ELF of this machine, malformed, ... */
+	uint32_t files_gone;	 /* the process exited before its file could be opened */
+	uint32_t files_budget;	 /* left out: the tables' memory was full */
+	uint64_t rows, rules, pages;
+	uint64_t bytes;	       /* of the chunk arrays in use */
+	uint64_t budget_bytes; /* their size */
+	uint64_t load_ns;      /* spent compiling and loading */
+};
+
+/* The chunk counts a budget of mb megabytes gives each array (before the maps are created). */
+void unwind_budget(int mb, uint32_t *row_chunks, uint32_t *page_chunks, uint32_t *rule_chunks);
+
+struct unwind_tables;
+/* The maps' fds (bpf/unwind.bpf.h) and their sizes in chunks; NULL on ENOMEM. */
+struct unwind_tables *unwind_tables_new(int files_fd, int rows_fd, int pages_fd, int rules_fd,
+					uint32_t row_chunks, uint32_t page_chunks,
+					uint32_t rule_chunks);
+void unwind_tables_free(struct unwind_tables *u);
+/* A REC_UNWIND_FILE record: load the file it names (registering it with us for symbols). */
+void unwind_tables_request(struct unwind_tables *u, struct usyms *us,
+			   const struct unwind_file_record *r);
+/* Load, ahead of the walker, every executable file mapping of pid. */
+void unwind_tables_add_pid(struct unwind_tables *u, struct usyms *us, int pid);
+/* Load the file at path. */
+void unwind_tables_add_path(struct unwind_tables *u, struct usyms *us, const char *path);
+/* Load the C library and the dynamic loader, as mmscope itself maps them: every dynamically
+ * linked process of this system maps the same files. */
+void unwind_tables_add_runtime(struct unwind_tables *u, struct usyms *us);
+/* Load the binary a command runs (argv0 looked up in PATH as execvp() does). */
+void unwind_tables_add_command(struct unwind_tables *u, struct usyms *us, const char *argv0);
+const struct unwind_stats *unwind_tables_stats(const struct unwind_tables *u);
+
+#endif
