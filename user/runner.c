@@ -5,6 +5,7 @@
 #include <sys/utsname.h>
 
 #include "runner.h"
+#include "unwind_report.h"
 #include "stacks.h"
 #include "tlb_report.h"
 
@@ -149,6 +150,8 @@ int run_tracing(struct mm_opts *opts, const struct tracing_spec *sp)
 			goto out;
 		if (opts->folded) {
 			report_lost_stderr(&st);
+			if (verbose)
+				unwind_report_stderr(&s, &st);
 			status = 0;
 			goto out;
 		}
@@ -158,6 +161,7 @@ int run_tracing(struct mm_opts *opts, const struct tracing_spec *sp)
 	report_init(&r, &s);
 	report_begin(&r, -1, 0, 0);
 	sp->print(&r, &st, percpu, true);
+	unwind_report(&r, &st);
 	report_end(&r, &st);
 	status = 0;
 out:
