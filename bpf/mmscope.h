@@ -114,6 +114,7 @@ enum mm_counter {
 	CNT_UNWIND_END_UNSUPPORTED, /* a row the walker cannot follow (cfi_why) */
 	CNT_UNWIND_END_READ,	   /* a stack read failed, or a frame was not above its callee */
 	CNT_UNWIND_END_NO_TABLE,   /* code without a table, and no usable frame pointer */
+	CNT_UNWIND_END_PENDING,	   /* ... because its file's table was still being loaded */
 	CNT_NR,
 };
 

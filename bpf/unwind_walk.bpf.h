@@ -183,8 +183,9 @@ static __always_inline bool read_user_u64(__u64 addr, __u64 *v)
 	return bpf_probe_read_user(v, sizeof(*v), (void *)addr) == 0;
 }
 
-/* Step w to the caller by the frame pointer (code without a table); false: stop. */
-static __always_inline bool unwind_fp_step(struct unwind_walk *w)
+/* Step w to the caller by the frame pointer (code without a table); false: stop, with end
+ * as the reason when the frame pointer is not usable. */
+static __always_inline bool unwind_fp_step(struct unwind_walk *w, __u32 end)
 {
 	__u64 next_fp, ret;
 
@@ -194,7 +195,7 @@ static __always_inline bool unwind_fp_step(struct unwind_walk *w)
 	}
 	if (w->fp < w->sp || w->fp - w->sp >= USER_FP_WALK_SPAN || (w->fp & 7) ||
 	    !user_frame_at(w->fp, false, &next_fp, &ret)) {
-		w->end = CNT_UNWIND_END_NO_TABLE;
+		w->end = end;
 		return false;
 	}
 	count_inc(CNT_UNWIND_FRAMES_FP);
@@ -338,7 +339,7 @@ static long unwind_frame(__u64 i, void *data)
 	}
 	w->n = n + 1;
 	if (found == UNWIND_VMA_BUSY)
-		return unwind_fp_step(w) ? 0 : 1;
+		return unwind_fp_step(w, CNT_UNWIND_END_NO_TABLE) ? 0 : 1;
 	if (!have_vma) {
 		w->end = CNT_UNWIND_END_NO_VMA;
 		return 1;
@@ -351,7 +352,12 @@ static long unwind_frame(__u64 i, void *data)
 		}
 		return unwind_rule_step(w, &rule) ? 0 : 1;
 	}
-	return unwind_fp_step(w) ? 0 : 1;
+	/* A file met for the first time (f NULL: just asked for) or still loading. */
+	return unwind_fp_step(w, v.key.ino && (!f || f->state == UNWIND_FILE_PENDING)
+					 ? CNT_UNWIND_END_PENDING
+					 : CNT_UNWIND_END_NO_TABLE)
+		       ? 0
+		       : 1;
 }
 
 /*

@@ -24,6 +24,8 @@ static const struct {
 	{CNT_UNWIND_END_UNSUPPORTED, "unsupported", "a CFI rule the walker cannot follow"},
 	{CNT_UNWIND_END_READ, "bad_frame", "a stack read failed, or a frame was not above its callee"},
 	{CNT_UNWIND_END_NO_TABLE, "no_table", "code without a table and no usable frame pointer"},
+	{CNT_UNWIND_END_PENDING, "table_loading",
+	 "its file's table still loading, and no usable frame pointer"},
 };
 
 #define NWALK_ENDS (sizeof(walk_ends) / sizeof(walk_ends[0]))
