@@ -263,6 +263,33 @@ int cfi_table_from_file(const char *path, struct cfi_table **out)
 	return err;
 }
 
+int cfi_file_build_id(const char *path, unsigned char id[CFI_BUILD_ID_MAX], uint16_t *machine)
+{
+	uint32_t len = 0;
+	GElf_Ehdr eh;
+	size_t nph;
+	Elf *elf;
+	int fd;
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &eh) && !elf_getphdrnum(elf, &nph)) {
+		*machine = eh.e_machine;
+		for (size_t i = 0; i < nph && !len; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_NOTE)
+				len = note_build_id(elf, &ph, id);
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return len ? (int)len : -ENODATA;
+}
+
 int cfi_table_from_mem(const void *data, size_t size, struct cfi_table **out)
 {
 	/* libelf may decompress sections in place: it gets a copy of its own. */

@@ -81,6 +81,9 @@ struct cfi_table {
  * (malformed), -E2BIG (addresses spanning more than 4 GiB), -ENOMEM.
  */
 int cfi_table_from_file(const char *path, struct cfi_table **out);
+/* The GNU build ID and machine of an ELF file (its note segments only, no CFI): the ID's
+ * length (> 0), or -errno (-ENODATA: none). */
+int cfi_file_build_id(const char *path, unsigned char id[CFI_BUILD_ID_MAX], uint16_t *machine);
 /* The same for an ELF image in memory (copied: the caller keeps data). */
 int cfi_table_from_mem(const void *data, size_t size, struct cfi_table **out);
 void cfi_table_free(struct cfi_table *t);

@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 
 #include "opts.h"
+#include "cfi_cache.h"
 #include "util.h"
 
 enum {
@@ -25,6 +26,7 @@ enum {
 	OPT_WEIGHT,
 	OPT_UNWIND,
 	OPT_UNWIND_MEMORY,
+	OPT_UNWIND_CACHE,
 	OPT_LISTEN,
 	OPT_ALLOW_REMOTE,
 	OPT_LABELS,
@@ -52,6 +54,7 @@ static const struct option long_opts[] = {
 	{"weight", required_argument, NULL, OPT_WEIGHT},
 	{"unwind", required_argument, NULL, OPT_UNWIND},
 	{"unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY},
+	{"unwind-cache", required_argument, NULL, OPT_UNWIND_CACHE},
 	{"listen", required_argument, NULL, OPT_LISTEN},
 	{"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
 	{"labels", required_argument, NULL, OPT_LABELS},
@@ -128,8 +131,11 @@ void opts_usage(const struct command *cmd, FILE *f)
 				"                          auto (default: dwarf where the kernel "
 				"can)\n"
 				"      --unwind-memory MB  memory for the dwarf tables (default "
-				"%d)\n",
-				UNWIND_MEMORY_DEFAULT_MB);
+				"%d)\n"
+				"      --unwind-cache DIR  where compiled tables are kept by build "
+				"ID, or none\n"
+				"                          (default %s)\n",
+				UNWIND_MEMORY_DEFAULT_MB, CFI_CACHE_DIR);
 		if (cmd->flags & CMD_LATENCY)
 			fprintf(f, "      --weight WHAT       of --folded and --svg stacks: count "
 				   "(default) or\n"
@@ -475,6 +481,14 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 				err_msg("--unwind %s: expected auto, dwarf or fp", printable(optarg));
 				return -1;
 			}
+			have_unwind = true;
+			break;
+		case OPT_UNWIND_CACHE:
+			if (!optarg[0]) {
+				err_msg("--unwind-cache: expected a directory, or none");
+				return -1;
+			}
+			opts->unwind_cache = optarg;
 			have_unwind = true;
 			break;
 		case OPT_UNWIND_MEMORY:

@@ -61,6 +61,7 @@ struct mm_opts {
 	bool weight_latency; /* --weight latency: stacks weighted by latency, not count */
 	int unwind;	     /* enum unwind_method: how user stacks are walked */
 	int unwind_memory_mb; /* --unwind-memory: the DWARF tables' budget (0: default) */
+	const char *unwind_cache; /* --unwind-cache DIR, or "none"; NULL: the default */
 	const char *output;
 	const char *btf;
 	int method; /* enum method_force */

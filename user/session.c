@@ -22,6 +22,7 @@
 #include "btf.h"
 #include "kcaps.h"
 #include "unwind.h"
+#include "cfi_cache.h"
 #include "session.h"
 #include "mmap_log.h"
 #include "mmscope.skel.h"
@@ -658,7 +659,10 @@ static void load_unwind_tables(struct session *s)
 	s->unwind = unwind_tables_new(
 		bpf_map__fd(sk->maps.unwind_files), bpf_map__fd(sk->maps.unwind_rows),
 		bpf_map__fd(sk->maps.unwind_pages), bpf_map__fd(sk->maps.unwind_rules),
-		s->unwind_chunks[0], s->unwind_chunks[1], s->unwind_chunks[2]);
+		s->unwind_chunks[0], s->unwind_chunks[1], s->unwind_chunks[2],
+		s->opts->unwind_cache ? (strcmp(s->opts->unwind_cache, "none") ? s->opts->unwind_cache
+									    : NULL)
+				      : CFI_CACHE_DIR);
 	if (!s->unwind)
 		return;
 	unwind_tables_add_runtime(s->unwind, s->usyms);

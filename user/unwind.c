@@ -25,6 +25,7 @@
 #include <bpf/bpf.h>
 
 #include "cfi.h"
+#include "cfi_cache.h"
 #include "sym.h"
 #include "unwind.h"
 
@@ -39,6 +40,7 @@ struct chunk_array {
 
 struct unwind_tables {
 	int files_fd;
+	const char *cache_dir; /* NULL: no cache */
 	struct chunk_array rows, pages, rules;
 	struct unwind_stats st;
 };
@@ -110,13 +112,14 @@ static int array_append(struct chunk_array *a, const void *elems, uint64_t n, ui
 
 struct unwind_tables *unwind_tables_new(int files_fd, int rows_fd, int pages_fd, int rules_fd,
 					uint32_t row_chunks, uint32_t page_chunks,
-					uint32_t rule_chunks)
+					uint32_t rule_chunks, const char *cache_dir)
 {
 	struct unwind_tables *u = calloc(1, sizeof(*u));
 
 	if (!u)
 		return NULL;
 	u->files_fd = files_fd;
+	u->cache_dir = cache_dir;
 	if (array_init(&u->rows, rows_fd, sizeof(uint32_t), UNWIND_ROW_CHUNK, row_chunks) ||
 	    array_init(&u->pages, pages_fd, sizeof(uint32_t), UNWIND_PAGE_CHUNK, page_chunks) ||
 	    array_init(&u->rules, rules_fd, sizeof(struct cfi_rule), UNWIND_RULE_CHUNK,
@@ -160,6 +163,24 @@ static void set_none(struct unwind_tables *u, const struct unwind_file_key *key)
 	bpf_map_update_elem(u->files_fd, key, &f, BPF_ANY);
 }
 
+/* The table of the file at path: from the cache by its build ID, else compiled (and cached). */
+static int table_of(struct unwind_tables *u, const char *path, struct cfi_table **t)
+{
+	unsigned char id[CFI_BUILD_ID_MAX];
+	uint16_t machine = 0;
+	int idlen = u->cache_dir ? cfi_file_build_id(path, id, &machine) : -ENODATA;
+	int err;
+
+	if (idlen > 0 && cfi_cache_load(u->cache_dir, id, (uint32_t)idlen, machine, t) == 0) {
+		u->st.cache_hits++;
+		return 0;
+	}
+	err = cfi_table_from_file(path, t);
+	if (!err && idlen > 0 && (*t)->build_id_len && cfi_cache_store(u->cache_dir, *t) == 0)
+		u->st.cache_stores++;
+	return err;
+}
+
 /* Compile the file opened at path (shown as name) and hand its table to the BPF side. */
 static void load_file(struct unwind_tables *u, struct usyms *us,
 		      const struct unwind_file_key *key, const char *path, const char *name)
@@ -169,7 +190,7 @@ static void load_file(struct unwind_tables *u, struct usyms *us,
 	struct cfi_table *t = NULL;
 	int err;
 
-	err = cfi_table_from_file(path, &t);
+	err = table_of(u, path, &t);
 	if (err || !t->nsegs || !t->nrows) {
 		if (err == -ENOENT)
 			u->st.files_no_cfi++;

@@ -25,16 +25,19 @@ struct unwind_stats {
 	uint64_t bytes;	       /* of the chunk arrays in use */
 	uint64_t budget_bytes; /* their size */
 	uint64_t load_ns;      /* spent compiling and loading */
+	uint32_t cache_hits;   /* tables read back from the cache */
+	uint32_t cache_stores; /* tables compiled and kept there */
 };
 
 /* The chunk counts a budget of mb megabytes gives each array (before the maps are created). */
 void unwind_budget(int mb, uint32_t *row_chunks, uint32_t *page_chunks, uint32_t *rule_chunks);
 
 struct unwind_tables;
-/* The maps' fds (bpf/unwind.bpf.h) and their sizes in chunks; NULL on ENOMEM. */
+/* The maps' fds (bpf/unwind.bpf.h) and their sizes in chunks, and the directory of compiled
+ * tables kept by build ID (user/cfi_cache.c; NULL: none, kept by the caller); NULL on ENOMEM. */
 struct unwind_tables *unwind_tables_new(int files_fd, int rows_fd, int pages_fd, int rules_fd,
 					uint32_t row_chunks, uint32_t page_chunks,
-					uint32_t rule_chunks);
+					uint32_t rule_chunks, const char *cache_dir);
 void unwind_tables_free(struct unwind_tables *u);
 /* A REC_UNWIND_FILE record: load the file it names (registering it with us for symbols). */
 void unwind_tables_request(struct unwind_tables *u, struct usyms *us,

@@ -91,6 +91,10 @@ static void json_unwind(struct json_writer *jw, const struct session *s, const s
 		jw_u64(jw, t->bytes);
 		jw_key(jw, "budget_bytes");
 		jw_u64(jw, t->budget_bytes);
+		jw_key(jw, "cache_hits");
+		jw_u64(jw, t->cache_hits);
+		jw_key(jw, "cache_stores");
+		jw_u64(jw, t->cache_stores);
 		jw_key(jw, "load_ms");
 		jw_double(jw, (double)t->load_ns / 1e6);
 		jw_end_object(jw);
@@ -119,9 +123,9 @@ static void text_unwind(FILE *out, const struct session *s, const struct mm_stat
 				walk_ends[i].what);
 	if (t)
 		fprintf(out,
-			"  tables: %u files (%u without CFI, %u unusable, %u over budget), %llu rows, "
-			"%.1f of %.0f MB, %.1f ms\n",
-			t->files, t->files_no_cfi, t->files_unusable, t->files_budget,
+			"  tables: %u files (%u from the cache; %u without CFI, %u unusable, %u over "
+			"budget), %llu rows, %.1f of %.0f MB, %.1f ms\n",
+			t->files, t->cache_hits, t->files_no_cfi, t->files_unusable, t->files_budget,
 			(unsigned long long)t->rows, (double)t->bytes / 1048576.0,
 			(double)t->budget_bytes / 1048576.0, (double)t->load_ns / 1e6);
 }

@@ -266,22 +266,22 @@ ok "host-wide summary: rows + lost.processes == user + kernel (one snapshot)" \
 
 # ---- a storm of distinct stacks ----
 # stacks 15: 32768 faults in its loop in a fraction of a second, each on its own user stack
-# (level_a/level_b calls, ~700 bytes), plus start-up and exit (measured 60). 15 of the 16
-# levels show: leaf() sets up no frame, so a frame-pointer walk (this one, perf's) skips its
-# caller, and pairs of paths fold into one line.
+# (level_a/level_b calls, ~700 bytes), plus start-up and exit (measured 60). All 16 levels show
+# with the DWARF walk (--unwind dwarf); a frame-pointer walk (--unwind fp, perf's -g) shows 15:
+# leaf() sets up no frame, so the walk skips its caller, and pairs of paths fold into one line.
 # Each stack goes to userspace once, through the records ring (1 MB), into a table of 2^18
 # stacks (user/stack_table.c; its cap is the unit test's). A 16384-entry BPF stack map lost
 # half of them here, a 256 KB ring a few hundred a run. Every loop fault must be on its own
 # symbolized stack, or counted lost (stack) and said; every fault in the output, or counted
 # lost (folded).
-"$MMSCOPE" faults --folded -o "$TMP/st.folded" -- "$TMP/stacks" 15 >/dev/null 2>"$TMP/stf.err"
+"$MMSCOPE" faults --folded --unwind dwarf -o "$TMP/st.folded" -- "$TMP/stacks" 15 >/dev/null 2>"$TMP/stf.err"
 rc=$?
 sum=$(awk '{s += $NF} END {print s + 0}' "$TMP/st.folded" 2>/dev/null)
-leafsum=$(grep -E ';main;(level_[ab];){15}leaf;' "$TMP/st.folded" | awk '{s += $NF} END {print s + 0}')
+leafsum=$(grep -E ';main;(level_[ab];){16}leaf;' "$TMP/st.folded" | awk '{s += $NF} END {print s + 0}')
 lf=$(lost_warned "$TMP/stf.err" 'folded')
 ls=$(lost_warned "$TMP/stf.err" 'stack')
 ok "32768 distinct stacks: --folded exits 0" "exit $rc: $(one_line "$TMP/stf.err")" [ $rc -eq 0 ]
-ok "32768 distinct stacks: every loop fault on its whole stack (main, 15 levels, leaf), or lost (stack or folded) and said" \
+ok "32768 distinct stacks: every loop fault on its whole stack (main, 16 levels, leaf), or lost (stack or folded) and said" \
 	"whole $leafsum + lost stacks $ls + lost folded $lf; stderr: $(one_line "$TMP/stf.err")" \
 	[ $((leafsum + ls + lf)) -ge 32768 ]
 ok "32768 distinct stacks: folded sum + lost folded records == 32768 loop faults (+ <= 200)" \
