@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 #endif
 #include "cfi.h"
+#include "cfi_cache.h"
 #include "test.h"
 
 #include <dwarf.h>
@@ -940,5 +941,118 @@ static void test_mutated_libc(void)
 	close(fd);
 }
 
-TEST_MAIN(T(test_x86_64_cases), T(test_aarch64_cases), T(test_hostile), T(test_mutated_libc),
+/* A shell command's first output line, in buf; false if none. */
+static bool first_line(const char *cmd, char *buf, size_t len)
+{
+	FILE *p = popen(cmd, "r");
+	bool ok = p && fgets(buf, (int)len, p);
+
+	if (p)
+		pclose(p);
+	if (ok)
+		buf[strcspn(buf, "\n")] = '\0';
+	return ok;
+}
+
+/*
+ * What the BPF walker is given besides the rows: the build ID (oracle: readelf -n) and the
+ * executable PT_LOAD segments (oracle: readelf -l); and the cache of compiled tables: a table
+ * read back is the one stored, byte for byte, and a damaged, truncated or foreign file is
+ * refused.
+ */
+static void test_cache(void)
+{
+	const char *path = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+	char dir[] = "/tmp/test_cfi_cache.XXXXXX", want[128], hex[64] = "", cmd[512], file[600];
+	unsigned char id[CFI_BUILD_ID_MAX], other[CFI_BUILD_ID_MAX];
+	struct cfi_table *t = NULL, *back = NULL;
+	unsigned long long off, vaddr, filesz;
+	uint16_t machine = 0;
+	int idlen;
+	FILE *f;
+
+	if (access(path, R_OK) || cfi_table_from_file(path, &t)) {
+		printf("# cache: %s not readable, skipped\n", path);
+		return;
+	}
+	idlen = cfi_file_build_id(path, id, &machine);
+	EXPECT(idlen == 20);
+	EXPECT_EQ_U64(machine, EM_X86_64);
+	EXPECT_EQ_U64(t->build_id_len, 20);
+	EXPECT(idlen == 20 && !memcmp(t->build_id, id, 20));
+	for (int i = 0; i < idlen; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	snprintf(cmd, sizeof(cmd), "readelf -n %s | awk '/Build ID/ {print $3}'", path);
+	if (first_line(cmd, want, sizeof(want)))
+		EXPECT_STREQ(hex, want);
+	/* The first executable LOAD segment: its offset, vaddr and file size. */
+	snprintf(cmd, sizeof(cmd),
+		 "readelf -lW %s | awk '$1 == \"LOAD\" && $7 ~ /E/ {print $2, $3, $5; exit}'", path);
+	if (first_line(cmd, want, sizeof(want)) &&
+	    sscanf(want, "%llx %llx %llx", &off, &vaddr, &filesz) == 3) {
+		EXPECT(t->nsegs >= 1);
+		EXPECT_EQ_U64(t->segs[0].off, off);
+		EXPECT_EQ_U64(t->segs[0].end, off + filesz);
+		EXPECT_EQ_U64((uint64_t)t->segs[0].delta, vaddr - off);
+	}
+	printf("# cache: libc.so.6 build ID %s, %u executable segment(s), %u rows\n", hex,
+	       t->nsegs, t->nrows);
+
+	if (!mkdtemp(dir)) {
+		EXPECT(0);
+		cfi_table_free(t);
+		return;
+	}
+	EXPECT_EQ_U64(cfi_cache_load(dir, id, 20, EM_X86_64, &back), (uint64_t)-ENOENT);
+	EXPECT_EQ_U64(cfi_cache_store(dir, t), 0);
+	EXPECT_EQ_U64(cfi_cache_load(dir, id, 20, EM_X86_64, &back), 0);
+	if (back) {
+		EXPECT_EQ_U64(back->nrows, t->nrows);
+		EXPECT_EQ_U64(back->npages, t->npages);
+		EXPECT_EQ_U64(back->nrules, t->nrules);
+		EXPECT_EQ_U64(back->base, t->base);
+		EXPECT_EQ_U64(back->nsegs, t->nsegs);
+		EXPECT(!memcmp(back->segs, t->segs, sizeof(t->segs)));
+		EXPECT(!memcmp(back->rows, t->rows, t->nrows * sizeof(*t->rows)));
+		EXPECT(!memcmp(back->page_first, t->page_first,
+			       (t->npages + 1) * sizeof(*t->page_first)));
+		EXPECT(!memcmp(back->rules, t->rules, t->nrules * sizeof(*t->rules)));
+		cfi_table_free(back);
+		back = NULL;
+	}
+	/* Another machine's or another build's table is not this one. */
+	EXPECT_EQ_U64(cfi_cache_load(dir, id, 20, EM_AARCH64, &back), (uint64_t)-ENOENT);
+	memcpy(other, id, sizeof(other));
+	other[0] ^= 1;
+	EXPECT_EQ_U64(cfi_cache_load(dir, other, 20, EM_X86_64, &back), (uint64_t)-ENOENT);
+	/* A row naming a rule past the table's: refused whole. */
+	snprintf(file, sizeof(file), "%s/%s-%u.cfi", dir, hex, EM_X86_64);
+	f = fopen(file, "r+b");
+	EXPECT(f != NULL);
+	if (f) {
+		uint16_t bad = 0xffff;
+
+		/* the first row's rule: past the header (its size is the file's minus the arrays) */
+		struct stat st;
+
+		EXPECT(stat(file, &st) == 0);
+		fseek(f, (long)((size_t)st.st_size - t->nrules * sizeof(*t->rules) -
+				(t->npages + 1) * sizeof(uint32_t) -
+				t->nrows * sizeof(*t->rows)) + 2,
+		      SEEK_SET);
+		fwrite(&bad, sizeof(bad), 1, f);
+		fclose(f);
+		EXPECT_EQ_U64(cfi_cache_load(dir, id, 20, EM_X86_64, &back), (uint64_t)-EINVAL);
+		/* Truncated: refused. */
+		EXPECT_EQ_U64(cfi_cache_store(dir, t), 0);
+		EXPECT(truncate(file, 4096) == 0);
+		EXPECT_EQ_U64(cfi_cache_load(dir, id, 20, EM_X86_64, &back), (uint64_t)-EINVAL);
+		unlink(file);
+	}
+	EXPECT(back == NULL);
+	rmdir(dir);
+	cfi_table_free(t);
+}
+
+TEST_MAIN(T(test_cache), T(test_x86_64_cases), T(test_aarch64_cases), T(test_hostile), T(test_mutated_libc),
 	  T(test_libc), T(test_python), T(test_cc1), T(test_arm64_libc), T(test_workload))
