@@ -145,7 +145,8 @@ static uint32_t note_build_id(Elf *elf, const GElf_Phdr *ph, unsigned char *id)
 	while (off < d->d_size && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
 		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
 		    !memcmp((const char *)d->d_buf + name_off, "GNU", 4) && nh.n_descsz > 0) {
-			uint32_t n = nh.n_descsz < CFI_BUILD_ID_MAX ? nh.n_descsz : CFI_BUILD_ID_MAX;
+			uint32_t n =
+				nh.n_descsz < CFI_BUILD_ID_MAX ? nh.n_descsz : CFI_BUILD_ID_MAX;
 
 			memcpy(id, (const char *)d->d_buf + desc_off, n);
 			return n;
@@ -276,7 +277,8 @@ int cfi_file_build_id(const char *path, unsigned char id[CFI_BUILD_ID_MAX], uint
 	if (fd < 0)
 		return -errno;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &eh) && !elf_getphdrnum(elf, &nph)) {
+	if (elf && elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &eh) &&
+	    !elf_getphdrnum(elf, &nph)) {
 		*machine = eh.e_machine;
 		for (size_t i = 0; i < nph && !len; i++) {
 			GElf_Phdr ph;

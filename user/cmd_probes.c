@@ -10,6 +10,7 @@
 #include "json.h"
 #include "kcaps.h"
 #include "session.h"
+#include "unwind.h"
 #include "util.h"
 
 static const char *status_word(const struct event_selection *es, int i)
@@ -24,7 +25,7 @@ static int run_probes(struct mm_opts *opts)
 	struct selection sel;
 	struct kcaps k;
 	struct utsname u;
-	const char *btf;
+	const char *btf, *why_not_dwarf;
 
 	libbpf_set_print(libbpf_print_fn);
 	if (geteuid() != 0)
@@ -36,6 +37,7 @@ static int run_probes(struct mm_opts *opts)
 	kcaps_init_live(&k, opts->btf);
 	btf = opts->btf ? opts->btf : k.kernel_btf ? "/sys/kernel/btf/vmlinux" : NULL;
 	catalog_probe_all(&sel, &k);
+	why_not_dwarf = unwind_why_not_dwarf(k.jit_off);
 	if (opts->json) {
 		struct json_writer *w = jw_new(stdout, false);
 
@@ -50,6 +52,13 @@ static int run_probes(struct mm_opts *opts)
 		jw_string(w, btf);
 		jw_key(w, "bpf_jit");
 		jw_bool(w, !k.jit_off);
+		jw_key(w, "user_stacks");
+		jw_begin_object(w);
+		jw_key(w, "method");
+		jw_string(w, why_not_dwarf ? "fp" : "dwarf");
+		jw_key(w, "why_not_dwarf");
+		jw_string(w, why_not_dwarf); /* NULL: null */
+		jw_end_object(w);
 		jw_key(w, "events");
 		jw_begin_array(w);
 		for (int e = 0; e < EV_NR; e++) {
@@ -98,6 +107,11 @@ static int run_probes(struct mm_opts *opts)
 		       u.machine, btf ? btf : "none (give --btf)",
 		       k.jit_off ? "off (interpreted; sysctl net.core.bpf_jit_enable=1 turns it on)"
 				 : "on");
+		printf("user stacks (--folded, --svg): %s%s%s\n\n",
+		       why_not_dwarf ? "frame pointers"
+				     : "DWARF call-frame tables, frame pointers where "
+				       "a file has none",
+		       why_not_dwarf ? ": " : "", why_not_dwarf ? why_not_dwarf : "");
 		printf("%-19s %-10s %-46s %s\n", "EVENT", "METHOD", "ATTACH POINT", "STATUS");
 		for (int e = 0; e < EV_NR; e++) {
 			const struct event_selection *es = &sel.events[e];

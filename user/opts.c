@@ -478,7 +478,8 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 			} else if (strcmp(optarg, "fp") == 0) {
 				opts->unwind = UNWIND_FP;
 			} else {
-				err_msg("--unwind %s: expected auto, dwarf or fp", printable(optarg));
+				err_msg("--unwind %s: expected auto, dwarf or fp",
+					printable(optarg));
 				return -1;
 			}
 			have_unwind = true;

@@ -57,10 +57,10 @@ struct mm_opts {
 	bool timestamp;
 	bool json;
 	bool folded;
-	const char *svg;     /* --svg FILE: flame graph */
-	bool weight_latency; /* --weight latency: stacks weighted by latency, not count */
-	int unwind;	     /* enum unwind_method: how user stacks are walked */
-	int unwind_memory_mb; /* --unwind-memory: the DWARF tables' budget (0: default) */
+	const char *svg;	  /* --svg FILE: flame graph */
+	bool weight_latency;	  /* --weight latency: stacks weighted by latency, not count */
+	int unwind;		  /* enum unwind_method: how user stacks are walked */
+	int unwind_memory_mb;	  /* --unwind-memory: the DWARF tables' budget (0: default) */
 	const char *unwind_cache; /* --unwind-cache DIR, or "none"; NULL: the default */
 	const char *output;
 	const char *btf;

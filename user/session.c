@@ -618,18 +618,8 @@ static int choose_unwind(struct session *s)
 		return 0;
 	if (s->opts->unwind == UNWIND_FP)
 		why = "--unwind fp";
-#if !defined(__x86_64__) && !defined(__aarch64__)
 	else
-		why = "DWARF tables are built for x86_64 and arm64 code (powerpc's ABI keeps a back "
-		      "chain, which the kernel's walk follows)";
-#endif
-	if (!why && s->caps.jit_off)
-		why = "the BPF JIT is off (net.core.bpf_jit_enable=0), and the interpreter cannot "
-		      "run the walk's bpf_loop()";
-	if (!why && libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_find_vma, NULL) <= 0)
-		why = "this kernel has no bpf_find_vma() (Linux 5.17)";
-	if (!why && libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, NULL) <= 0)
-		why = "this kernel has no bpf_loop() (Linux 5.17)";
+		why = unwind_why_not_dwarf(s->caps.jit_off);
 	if (why && s->opts->unwind == UNWIND_DWARF) {
 		err_msg("--unwind dwarf: %s", why);
 		return -1;
@@ -660,9 +650,9 @@ static void load_unwind_tables(struct session *s)
 		bpf_map__fd(sk->maps.unwind_files), bpf_map__fd(sk->maps.unwind_rows),
 		bpf_map__fd(sk->maps.unwind_pages), bpf_map__fd(sk->maps.unwind_rules),
 		s->unwind_chunks[0], s->unwind_chunks[1], s->unwind_chunks[2],
-		s->opts->unwind_cache ? (strcmp(s->opts->unwind_cache, "none") ? s->opts->unwind_cache
-									    : NULL)
-				      : CFI_CACHE_DIR);
+		s->opts->unwind_cache
+			? (strcmp(s->opts->unwind_cache, "none") ? s->opts->unwind_cache : NULL)
+			: CFI_CACHE_DIR);
 	if (!s->unwind)
 		return;
 	unwind_tables_add_runtime(s->unwind, s->usyms);

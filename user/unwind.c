@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "cfi.h"
 #include "cfi_cache.h"
@@ -34,7 +35,7 @@ struct chunk_array {
 	uint32_t elem_size;
 	uint32_t per_chunk;
 	uint32_t nchunks;
-	uint64_t used; /* elements */
+	uint64_t used;	     /* elements */
 	unsigned char *fill; /* the chunk being filled (elem_size * per_chunk bytes) */
 };
 
@@ -182,8 +183,8 @@ static int table_of(struct unwind_tables *u, const char *path, struct cfi_table 
 }
 
 /* Compile the file opened at path (shown as name) and hand its table to the BPF side. */
-static void load_file(struct unwind_tables *u, struct usyms *us,
-		      const struct unwind_file_key *key, const char *path, const char *name)
+static void load_file(struct unwind_tables *u, struct usyms *us, const struct unwind_file_key *key,
+		      const char *path, const char *name)
 {
 	struct unwind_file f = {.state = UNWIND_FILE_READY};
 	uint64_t t0 = mono_ns();
@@ -290,8 +291,8 @@ void unwind_tables_add_pid(struct unwind_tables *u, struct usyms *us, int pid)
 		char perms[8];
 		struct unwind_file_key key = {0};
 
-		if (sscanf(line, "%llx-%llx %7s %*x %x:%x %llu", &start, &end, perms, &major, &minor,
-			   &ino) != 6 ||
+		if (sscanf(line, "%llx-%llx %7s %*x %x:%x %llu", &start, &end, perms, &major,
+			   &minor, &ino) != 6 ||
 		    perms[2] != 'x' || !ino)
 			continue;
 		key.dev = major << 20 | minor;
@@ -360,4 +361,23 @@ void unwind_tables_add_command(struct unwind_tables *u, struct usyms *us, const 
 		}
 		p = colon ? colon + 1 : NULL;
 	}
+}
+
+const char *unwind_why_not_dwarf(bool jit_off)
+{
+#if !defined(__x86_64__) && !defined(__aarch64__)
+	(void)jit_off;
+	return "DWARF tables are built for x86_64 and arm64 code (powerpc's ABI keeps a back "
+	       "chain, "
+	       "which the kernel's walk follows)";
+#else
+	if (jit_off)
+		return "the BPF JIT is off (net.core.bpf_jit_enable=0), and the interpreter cannot "
+		       "run the walk's bpf_loop()";
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_find_vma, NULL) <= 0)
+		return "this kernel has no bpf_find_vma() (Linux 5.17)";
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, NULL) <= 0)
+		return "this kernel has no bpf_loop() (Linux 5.17)";
+	return NULL;
+#endif
 }

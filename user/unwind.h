@@ -29,6 +29,10 @@ struct unwind_stats {
 	uint32_t cache_stores; /* tables compiled and kept there */
 };
 
+/* Why user stacks cannot be walked with DWARF tables here (the architecture, the JIT, the
+ * kernel's helpers, probed), or NULL when they can. */
+const char *unwind_why_not_dwarf(bool jit_off);
+
 /* The chunk counts a budget of mb megabytes gives each array (before the maps are created). */
 void unwind_budget(int mb, uint32_t *row_chunks, uint32_t *page_chunks, uint32_t *rule_chunks);
 

@@ -22,7 +22,8 @@ static const struct {
 	{CNT_UNWIND_END_NO_VMA, "no_mapping", "a return address in no executable mapping"},
 	{CNT_UNWIND_END_GAP, "no_cfi", "a PC no CFI row covers"},
 	{CNT_UNWIND_END_UNSUPPORTED, "unsupported", "a CFI rule the walker cannot follow"},
-	{CNT_UNWIND_END_READ, "bad_frame", "a stack read failed, or a frame was not above its callee"},
+	{CNT_UNWIND_END_READ, "bad_frame",
+	 "a stack read failed, or a frame was not above its callee"},
 	{CNT_UNWIND_END_NO_TABLE, "no_table", "code without a table and no usable frame pointer"},
 	{CNT_UNWIND_END_PENDING, "table_loading",
 	 "its file's table still loading, and no usable frame pointer"},
@@ -112,7 +113,8 @@ static void text_unwind(FILE *out, const struct session *s, const struct mm_stat
 		fprintf(out, "\nuser stacks: frame pointers (%s)\n", s->unwind_why);
 		return;
 	}
-	fprintf(out, "\nuser stacks: dwarf, %llu walks (%llu frames by CFI, %llu by frame pointer)\n",
+	fprintf(out,
+		"\nuser stacks: dwarf, %llu walks (%llu frames by CFI, %llu by frame pointer)\n",
 		(unsigned long long)walks, (unsigned long long)st->c[CNT_UNWIND_FRAMES_CFI],
 		(unsigned long long)st->c[CNT_UNWIND_FRAMES_FP]);
 	for (size_t i = 0; i < NWALK_ENDS && walks; i++)
@@ -123,10 +125,11 @@ static void text_unwind(FILE *out, const struct session *s, const struct mm_stat
 				walk_ends[i].what);
 	if (t)
 		fprintf(out,
-			"  tables: %u files (%u from the cache; %u without CFI, %u unusable, %u over "
+			"  tables: %u files (%u from the cache; %u without CFI, %u unusable, %u "
+			"over "
 			"budget), %llu rows, %.1f of %.0f MB, %.1f ms\n",
-			t->files, t->cache_hits, t->files_no_cfi, t->files_unusable, t->files_budget,
-			(unsigned long long)t->rows, (double)t->bytes / 1048576.0,
+			t->files, t->cache_hits, t->files_no_cfi, t->files_unusable,
+			t->files_budget, (unsigned long long)t->rows, (double)t->bytes / 1048576.0,
 			(double)t->budget_bytes / 1048576.0, (double)t->load_ns / 1e6);
 }
 
