@@ -100,21 +100,21 @@ enum mm_counter {
 	CNT_SW_MM_NOFLUSH, /* mm change that kept the TLB (x86 pages 0: ASID still valid) */
 	CNT_SW_LAZY_FLUSH, /* flush at a switch without mm change (lazy TLB catch-up) */
 	/* DWARF unwinding of user stacks (bpf/unwind.bpf.h) */
-	CNT_UNWIND_WALKS,	   /* user stacks walked with the tables */
-	CNT_UNWIND_FRAMES_CFI,	   /* steps to a caller by a table's rule */
-	CNT_UNWIND_FRAMES_FP,	   /* steps by the frame pointer (code without a table) */
-	CNT_UNWIND_VMA_LOOKUPS,	   /* mappings looked up with bpf_find_vma() */
-	CNT_UNWIND_VMA_BUSY,	   /* ... refused: the mm locked for writing (an FP step then) */
-	CNT_UNWIND_FILE_REQUESTS,  /* files whose table was asked for */
-	CNT_UNWIND_END_ROOT,	   /* walks that reached the outermost frame */
-	CNT_UNWIND_END_FP,	   /* walks whose frame-pointer chain ended (FP 0) */
-	CNT_UNWIND_END_DEPTH,	   /* walks that filled USER_STACK_DEPTH frames */
-	CNT_UNWIND_END_NO_VMA,	   /* a return address in no executable mapping */
-	CNT_UNWIND_END_GAP,	   /* a PC no CFI row covers */
+	CNT_UNWIND_WALKS,	    /* user stacks walked with the tables */
+	CNT_UNWIND_FRAMES_CFI,	    /* steps to a caller by a table's rule */
+	CNT_UNWIND_FRAMES_FP,	    /* steps by the frame pointer (code without a table) */
+	CNT_UNWIND_VMA_LOOKUPS,	    /* mappings looked up with bpf_find_vma() */
+	CNT_UNWIND_VMA_BUSY,	    /* ... refused: the mm locked for writing (an FP step then) */
+	CNT_UNWIND_FILE_REQUESTS,   /* files whose table was asked for */
+	CNT_UNWIND_END_ROOT,	    /* walks that reached the outermost frame */
+	CNT_UNWIND_END_FP,	    /* walks whose frame-pointer chain ended (FP 0) */
+	CNT_UNWIND_END_DEPTH,	    /* walks that filled USER_STACK_DEPTH frames */
+	CNT_UNWIND_END_NO_VMA,	    /* a return address in no executable mapping */
+	CNT_UNWIND_END_GAP,	    /* a PC no CFI row covers */
 	CNT_UNWIND_END_UNSUPPORTED, /* a row the walker cannot follow (cfi_why) */
-	CNT_UNWIND_END_READ,	   /* a stack read failed, or a frame was not above its callee */
-	CNT_UNWIND_END_NO_TABLE,   /* code without a table, and no usable frame pointer */
-	CNT_UNWIND_END_PENDING,	   /* ... because its file's table was still being loaded */
+	CNT_UNWIND_END_READ,	    /* a stack read failed, or a frame was not above its callee */
+	CNT_UNWIND_END_NO_TABLE,    /* code without a table, and no usable frame pointer */
+	CNT_UNWIND_END_PENDING,	    /* ... because its file's table was still being loaded */
 	CNT_NR,
 };
 

@@ -900,8 +900,8 @@ static __always_inline __u64 capture_user_stack_dwarf(void *ctx, struct stack_sc
 	__u32 n;
 
 	key.mm = current_mm();
-	sc->nwalk = unwind_user_stack(sc, tgid, image_in_mmap_records(tgid, key.mm),
-				      &key.walk_hash);
+	sc->nwalk =
+		unwind_user_stack(sc, tgid, image_in_mmap_records(tgid, key.mm), &key.walk_hash);
 	n = *(volatile __u32 *)&sc->nwalk;
 	if (n == 0 || n > USER_STACK_DEPTH)
 		return kernel_user_stack(ctx, sc);

@@ -87,9 +87,9 @@ struct unwind_walk {
 	__u64 pc, sp, fp, lr;
 	__u64 hash; /* of the frames' addresses: the ustack_cache key */
 	__u32 tgid;
-	__u32 n;     /* frames written */
-	__u32 end;   /* the CNT_UNWIND_END_* counter of why the walk stopped */
-	__u32 exact; /* pc is where the thread was, not a return address (top, signal) */
+	__u32 n;      /* frames written */
+	__u32 end;    /* the CNT_UNWIND_END_* counter of why the walk stopped */
+	__u32 exact;  /* pc is where the thread was, not a return address (top, signal) */
 	__u32 lo, hi; /* the row search's bounds (unwind_rule_at()) */
 };
 

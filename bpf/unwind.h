@@ -61,15 +61,15 @@ enum cfi_why {
 
 struct cfi_rule {
 	__s32 cfa_off;
-	__s32 ra_off;	 /* CFI_RA_AT_CFA */
-	__s32 fp_off;	 /* CFI_FP_AT_CFA: arm64 frames of 32 KiB and more save x29 farther down */
+	__s32 ra_off;  /* CFI_RA_AT_CFA */
+	__s32 fp_off;  /* CFI_FP_AT_CFA: arm64 frames of 32 KiB and more save x29 farther down */
 	__s16 cfa_add; /* CFI_CFA_DEREF_*: added after the load; CFI_CFA_PLT: the PC threshold */
-	__u8 kind;	 /* enum cfi_kind */
-	__u8 cfa;	 /* enum cfi_cfa */
-	__u8 ra;	 /* enum cfi_ra */
-	__u8 fp;	 /* enum cfi_fp */
-	__u8 flags;	 /* CFI_RA_SIGNED */
-	__u8 why;	 /* enum cfi_why, for CFI_UNSUPPORTED */
+	__u8 kind;     /* enum cfi_kind */
+	__u8 cfa;      /* enum cfi_cfa */
+	__u8 ra;       /* enum cfi_ra */
+	__u8 fp;       /* enum cfi_fp */
+	__u8 flags;    /* CFI_RA_SIGNED */
+	__u8 why;      /* enum cfi_why, for CFI_UNSUPPORTED */
 };
 
 struct cfi_row {

@@ -27,10 +27,10 @@ static long unwind_vma_found(struct task_struct *task, struct vm_area_struct *vm
 	return 0;
 }
 
-#define UNWIND_VMA_NONE 0
+#define UNWIND_VMA_NONE	 0
 #define UNWIND_VMA_FOUND 1
-#define UNWIND_VMA_BUSY 2 /* the address space is locked for writing (mprotect, munmap) */
-#define UNWIND_EBUSY 16  /* errno EBUSY: bpf_find_vma()'s trylock failed */
+#define UNWIND_VMA_BUSY	 2  /* the address space is locked for writing (mprotect, munmap) */
+#define UNWIND_EBUSY	 16 /* errno EBUSY: bpf_find_vma()'s trylock failed */
 
 /* The mapping holding addr in *v, from this CPU's cache or bpf_find_vma(). */
 static __always_inline int unwind_vma_of(struct unwind_walk *w, __u64 addr, struct unwind_vma *v)

@@ -987,7 +987,8 @@ static void test_cache(void)
 		EXPECT_STREQ(hex, want);
 	/* The first executable LOAD segment: its offset, vaddr and file size. */
 	snprintf(cmd, sizeof(cmd),
-		 "readelf -lW %s | awk '$1 == \"LOAD\" && $7 ~ /E/ {print $2, $3, $5; exit}'", path);
+		 "readelf -lW %s | awk '$1 == \"LOAD\" && $7 ~ /E/ {print $2, $3, $5; exit}'",
+		 path);
 	if (first_line(cmd, want, sizeof(want)) &&
 	    sscanf(want, "%llx %llx %llx", &off, &vaddr, &filesz) == 3) {
 		EXPECT(t->nsegs >= 1);
@@ -995,8 +996,8 @@ static void test_cache(void)
 		EXPECT_EQ_U64(t->segs[0].end, off + filesz);
 		EXPECT_EQ_U64((uint64_t)t->segs[0].delta, vaddr - off);
 	}
-	printf("# cache: libc.so.6 build ID %s, %u executable segment(s), %u rows\n", hex,
-	       t->nsegs, t->nrows);
+	printf("# cache: libc.so.6 build ID %s, %u executable segment(s), %u rows\n", hex, t->nsegs,
+	       t->nrows);
 
 	if (!mkdtemp(dir)) {
 		EXPECT(0);
@@ -1032,13 +1033,15 @@ static void test_cache(void)
 	if (f) {
 		uint16_t bad = 0xffff;
 
-		/* the first row's rule: past the header (its size is the file's minus the arrays) */
+		/* the first row's rule: past the header (its size is the file's minus the arrays)
+		 */
 		struct stat st;
 
 		EXPECT(stat(file, &st) == 0);
-		fseek(f, (long)((size_t)st.st_size - t->nrules * sizeof(*t->rules) -
-				(t->npages + 1) * sizeof(uint32_t) -
-				t->nrows * sizeof(*t->rows)) + 2,
+		fseek(f,
+		      (long)((size_t)st.st_size - t->nrules * sizeof(*t->rules) -
+			     (t->npages + 1) * sizeof(uint32_t) - t->nrows * sizeof(*t->rows)) +
+			      2,
 		      SEEK_SET);
 		fwrite(&bad, sizeof(bad), 1, f);
 		fclose(f);
@@ -1054,5 +1057,6 @@ static void test_cache(void)
 	cfi_table_free(t);
 }
 
-TEST_MAIN(T(test_cache), T(test_x86_64_cases), T(test_aarch64_cases), T(test_hostile), T(test_mutated_libc),
-	  T(test_libc), T(test_python), T(test_cc1), T(test_arm64_libc), T(test_workload))
+TEST_MAIN(T(test_cache), T(test_x86_64_cases), T(test_aarch64_cases), T(test_hostile),
+	  T(test_mutated_libc), T(test_libc), T(test_python), T(test_cc1), T(test_arm64_libc),
+	  T(test_workload))
