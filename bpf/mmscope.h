@@ -103,6 +103,7 @@ enum mm_counter {
 	CNT_UNWIND_WALKS,	    /* user stacks walked with the tables */
 	CNT_UNWIND_FRAMES_CFI,	    /* steps to a caller by a table's rule */
 	CNT_UNWIND_FRAMES_FP,	    /* steps by the frame pointer (code without a table) */
+	CNT_UNWIND_FRAMES_CACHED,   /* of the CFI steps, by a rule found in unwind_pcs */
 	CNT_UNWIND_VMA_LOOKUPS,	    /* mappings looked up with bpf_find_vma() */
 	CNT_UNWIND_VMA_BUSY,	    /* ... refused: the mm locked for writing (an FP step then) */
 	CNT_UNWIND_FILE_REQUESTS,   /* files whose table was asked for */

@@ -198,7 +198,7 @@ static __always_inline bool unwind_fp_step(struct unwind_walk *w, __u32 end)
 		w->end = end;
 		return false;
 	}
-	count_inc(CNT_UNWIND_FRAMES_FP);
+	w->frames_fp++;
 	w->sp = w->fp + 16;
 	w->fp = next_fp;
 	w->pc = ret;
@@ -220,7 +220,7 @@ static __always_inline bool unwind_rule_step(struct unwind_walk *w, const struct
 			return false;
 		}
 		w->exact = 1;
-		count_inc(CNT_UNWIND_FRAMES_CFI);
+		w->frames_cfi++;
 		return true;
 	case CFI_END:
 		w->end = CNT_UNWIND_END_ROOT;
@@ -276,7 +276,7 @@ static __always_inline bool unwind_rule_step(struct unwind_walk *w, const struct
 		w->end = CNT_UNWIND_END_READ;
 		return false;
 	}
-	count_inc(CNT_UNWIND_FRAMES_CFI);
+	w->frames_cfi++;
 	w->sp = cfa;
 	w->fp = fp;
 	w->pc = ra;
@@ -292,9 +292,11 @@ static long unwind_frame(__u64 i, void *data)
 	struct unwind_walk *w;
 	struct unwind_file *f = NULL;
 	struct user_frame *uf;
+	struct unwind_pc_slot *ps;
 	struct unwind_vma v;
 	struct cfi_rule rule;
-	__u64 look, off;
+	__u64 look, off, pc_key;
+	__u32 pc_idx;
 	bool have_vma;
 	int found;
 	__u32 n;
@@ -306,6 +308,21 @@ static long unwind_frame(__u64 i, void *data)
 	if (n >= USER_STACK_DEPTH) {
 		w->end = CNT_UNWIND_END_DEPTH;
 		return 1;
+	}
+	pc_key = w->pc << 1 | (w->exact & 1);
+	pc_idx = cache_slot(pc_key ^ w->mm, UNWIND_PC_BITS);
+	ps = bpf_map_lookup_elem(&unwind_pcs, &pc_idx);
+	if (ps && !ps->busy && ps->pc == pc_key && ps->mm == w->mm) {
+		sc->walk[n] = w->pc;
+		w->hash = (w->hash ^ w->pc) * FNV_PRIME;
+		uf = &sc->u.f[n];
+		uf->status = 1; /* BPF_STACK_BUILD_ID_VALID */
+		__builtin_memcpy(uf->build_id, ps->build_id, sizeof(uf->build_id));
+		uf->offset_or_ip = ps->off;
+		rule = ps->rule;
+		w->n = n + 1;
+		w->frames_cached++;
+		return unwind_rule_step(w, &rule) ? 0 : 1;
 	}
 	look = w->exact ? w->pc : w->pc - 1;
 	/* Where the mapping cannot be looked up now (its lock is held for writing: the
@@ -350,6 +367,17 @@ static long unwind_frame(__u64 i, void *data)
 			w->end = CNT_UNWIND_END_GAP;
 			return 1;
 		}
+		if (ps && !ps->busy && f->has_build_id) {
+			ps->busy = 1;
+			barrier();
+			ps->mm = w->mm;
+			ps->pc = pc_key;
+			ps->off = uf->offset_or_ip;
+			ps->rule = rule;
+			__builtin_memcpy(ps->build_id, f->build_id, sizeof(ps->build_id));
+			barrier();
+			ps->busy = 0;
+		}
 		return unwind_rule_step(w, &rule) ? 0 : 1;
 	}
 	/* A file met for the first time (f NULL: just asked for) or still loading. */
@@ -369,6 +397,7 @@ static __always_inline __u32 unwind_user_stack(struct stack_scratch *sc, __u32 t
 {
 	struct pt_regs *regs = current_user_regs();
 	struct unwind_walk *w = &sc->uw;
+	struct mm_stats *st;
 	__u32 end;
 
 	if (!regs)
@@ -386,13 +415,21 @@ static __always_inline __u32 unwind_user_stack(struct stack_scratch *sc, __u32 t
 	w->n = 0;
 	w->end = 0;
 	w->exact = 1;
-	count_inc(CNT_UNWIND_WALKS);
+	w->frames_cfi = 0;
+	w->frames_fp = 0;
+	w->frames_cached = 0;
 	bpf_loop(USER_STACK_DEPTH + 1, unwind_frame, NULL, 0);
 	end = w->end;
-	if (end) {
-		struct mm_stats *st = stats_get();
-
-		if (st && end < CNT_NR)
+	st = stats_get();
+	if (st) {
+		st->c[CNT_UNWIND_WALKS]++;
+		st->c[CNT_UNWIND_FRAMES_CFI] += w->frames_cfi;
+		st->c[CNT_UNWIND_FRAMES_FP] += w->frames_fp;
+		st->c[CNT_UNWIND_FRAMES_CACHED] += w->frames_cached;
+		/* The mask bounds the register the index is computed in (a compare of a copy
+		 * would leave it unbounded for the verifier). */
+		end &= 127;
+		if (end && end < CNT_NR)
 			st->c[end]++;
 	}
 	*hash = w->hash;

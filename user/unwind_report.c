@@ -55,6 +55,7 @@ static void json_unwind(struct json_writer *jw, const struct session *s, const s
 	U64_OR_NULL("walks", st->c[CNT_UNWIND_WALKS]);
 	U64_OR_NULL("frames_cfi", st->c[CNT_UNWIND_FRAMES_CFI]);
 	U64_OR_NULL("frames_fp", st->c[CNT_UNWIND_FRAMES_FP]);
+	U64_OR_NULL("frames_cached", st->c[CNT_UNWIND_FRAMES_CACHED]);
 	U64_OR_NULL("mapping_lookups", st->c[CNT_UNWIND_VMA_LOOKUPS]);
 	U64_OR_NULL("mapping_busy", st->c[CNT_UNWIND_VMA_BUSY]);
 	U64_OR_NULL("file_requests", st->c[CNT_UNWIND_FILE_REQUESTS]);
