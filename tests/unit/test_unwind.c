@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Tests of the unwind-table loader (user/unwind.c): files' tables packed one after the other
+ * into real BPF array maps of chunks, as the BPF walker reads them. The oracle is the compiler's
+ * own search (cfi_table_find() on the file's table compiled apart): for every row start, the
+ * address before it and one inside, the rule found through the maps the way
+ * bpf/unwind_walk.bpf.h finds it (file entry, segment, page index, binary search, rule chunk)
+ * must be the same rule. Needs CAP_BPF (root); skipped without it.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "cfi.h"
+#include "sym.h"
+#include "test.h"
+#include "unwind.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+struct maps {
+	int files, rows, pages, rules;
+	uint32_t nrows, npages, nrules; /* chunks */
+};
+
+static int array_map(const char *name, uint32_t value_size, uint32_t n)
+{
+	return bpf_map_create(BPF_MAP_TYPE_ARRAY, name, 4, value_size, n, NULL);
+}
+
+static bool maps_create(struct maps *m, uint32_t nrows, uint32_t npages, uint32_t nrules)
+{
+	m->nrows = nrows;
+	m->npages = npages;
+	m->nrules = nrules;
+	m->files = bpf_map_create(BPF_MAP_TYPE_HASH, "t_files", sizeof(struct unwind_file_key),
+				  sizeof(struct unwind_file), 64, NULL);
+	m->rows = array_map("t_rows", sizeof(struct unwind_row_chunk), nrows);
+	m->pages = array_map("t_pages", sizeof(struct unwind_page_chunk), npages);
+	m->rules = array_map("t_rules", sizeof(struct unwind_rule_chunk), nrules);
+	return m->files >= 0 && m->rows >= 0 && m->pages >= 0 && m->rules >= 0;
+}
+
+static void maps_close(struct maps *m)
+{
+	close(m->files);
+	close(m->rows);
+	close(m->pages);
+	close(m->rules);
+}
+
+static uint32_t row_word(const struct maps *m, uint32_t g)
+{
+	struct unwind_row_chunk c;
+	uint32_t k = g / UNWIND_ROW_CHUNK;
+
+	if (bpf_map_lookup_elem(m->rows, &k, &c))
+		return 0;
+	return c.w[g % UNWIND_ROW_CHUNK];
+}
+
+static uint32_t page_first(const struct maps *m, uint32_t g)
+{
+	struct unwind_page_chunk c;
+	uint32_t k = g / UNWIND_PAGE_CHUNK;
+
+	if (bpf_map_lookup_elem(m->pages, &k, &c))
+		return UINT32_MAX;
+	return c.first[g % UNWIND_PAGE_CHUNK];
+}
+
+/* The walker's search (bpf/unwind_walk.bpf.h unwind_rule_at()), on the maps: the rule of the
+ * row covering virtual address vaddr, false if none. */
+static bool rule_at(const struct maps *m, const struct unwind_file *f, uint64_t vaddr,
+		    struct cfi_rule *rule)
+{
+	uint64_t rel;
+	uint32_t page, lo, hi, key, row, ridx, k;
+	struct unwind_rule_chunk rc;
+
+	if (vaddr < f->base)
+		return false;
+	rel = vaddr - f->base;
+	page = (uint32_t)(rel >> 16);
+	if ((rel >> 16) >= f->npages)
+		return false;
+	lo = page_first(m, f->pages_start + page);
+	hi = page_first(m, f->pages_start + page + 1);
+	if (hi < lo || hi > f->nrows)
+		return false;
+	key = (uint32_t)(rel & 0xffff);
+	for (int i = 0; i < 17 && lo < hi; i++) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if ((row_word(m, f->rows_start + mid) & 0xffff) <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return false;
+	row = row_word(m, f->rows_start + lo - 1);
+	ridx = row >> 16;
+	if (ridx >= f->nrules)
+		return false;
+	ridx += f->rules_start;
+	k = ridx / UNWIND_RULE_CHUNK;
+	if (bpf_map_lookup_elem(m->rules, &k, &rc))
+		return false;
+	*rule = rc.r[ridx % UNWIND_RULE_CHUNK];
+	return true;
+}
+
+/* Every row start, the address before it and one inside: the same rule both ways. */
+static void compare_file(const struct maps *m, const char *path)
+{
+	struct unwind_file_key key = {0};
+	struct cfi_table *t = NULL;
+	struct unwind_file f;
+	struct stat st;
+	uint64_t checked = 0, differ = 0;
+
+	if (stat(path, &st) || cfi_table_from_file(path, &t)) {
+		printf("# %s: not readable, skipped\n", path);
+		return;
+	}
+	key.dev = major(st.st_dev) << 20 | minor(st.st_dev);
+	key.ino = st.st_ino;
+	EXPECT(bpf_map_lookup_elem(m->files, &key, &f) == 0);
+	EXPECT_EQ_U64(f.state, UNWIND_FILE_READY);
+	EXPECT_EQ_U64(f.nrows, t->nrows);
+	EXPECT_EQ_U64(f.base, t->base);
+	EXPECT_EQ_U64(f.has_build_id, t->build_id_len > 0);
+	EXPECT(!memcmp(f.build_id, t->build_id, sizeof(f.build_id)));
+	for (uint32_t i = 0; i < t->nrows && f.state == UNWIND_FILE_READY; i++) {
+		uint64_t start = cfi_table_row_addr(t, i),
+			 probes[3] = {start, start - 1, start + 1};
+
+		for (int p = 0; p < 3; p++) {
+			int64_t r = cfi_table_find(t, probes[p]);
+			struct cfi_rule got;
+			bool found = rule_at(m, &f, probes[p], &got);
+
+			/* Past the last page the compiler gives the closing gap row, the walker
+			 * none: both mean stop. */
+			if (r < 0 || (!found && t->rules[t->rows[r].rule].kind == CFI_GAP))
+				continue;
+			checked++;
+			if (!found || memcmp(&got, &t->rules[t->rows[r].rule], sizeof(got)))
+				differ++;
+		}
+	}
+	printf("# %s: %u rows at row %u, page %u, rule %u of the maps; %" PRIu64
+	       " addresses checked, %" PRIu64 " differ\n",
+	       path, t->nrows, f.rows_start, f.pages_start, f.rules_start, checked, differ);
+	EXPECT(checked > t->nrows);
+	EXPECT_EQ_U64(differ, 0);
+	cfi_table_free(t);
+}
+
+static const char *const files[] = {
+	"/usr/lib/x86_64-linux-gnu/libc.so.6",
+	"/usr/bin/python3.11",
+	"/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
+};
+
+/* Three files packed after one another (none starting on a chunk boundary), each read back
+ * through the maps exactly. */
+static void test_packed_tables(void)
+{
+	struct usyms *us = usyms_new();
+	struct unwind_tables *u;
+	struct maps m;
+
+	if (!maps_create(&m, 256, 8, 8)) {
+		printf("# no BPF maps (%s): skipped\n", strerror(errno));
+		maps_close(&m);
+		usyms_free(us);
+		return;
+	}
+	u = unwind_tables_new(m.files, m.rows, m.pages, m.rules, m.nrows, m.npages, m.nrules, NULL);
+	EXPECT(u != NULL);
+	for (size_t i = 0; u && i < sizeof(files) / sizeof(files[0]); i++)
+		unwind_tables_add_path(u, us, files[i]);
+	for (size_t i = 0; u && i < sizeof(files) / sizeof(files[0]); i++)
+		compare_file(&m, files[i]);
+	if (u)
+		printf("# packed: %u files, %" PRIu64 " rows, %" PRIu64 " bytes\n",
+		       unwind_tables_stats(u)->files, unwind_tables_stats(u)->rows,
+		       unwind_tables_stats(u)->bytes);
+	unwind_tables_free(u);
+	maps_close(&m);
+	usyms_free(us);
+}
+
+/* A file that does not fit is left out and counted; what was loaded before stays whole. */
+static void test_budget(void)
+{
+	struct usyms *us = usyms_new();
+	struct unwind_file_key key = {0};
+	struct unwind_tables *u;
+	struct unwind_file f;
+	struct stat st;
+	struct maps m;
+
+	/* libc's 28k rows fit in 32 row chunks; python3.11's 64k do not. */
+	if (!maps_create(&m, 32, 4, 4)) {
+		printf("# no BPF maps (%s): skipped\n", strerror(errno));
+		maps_close(&m);
+		usyms_free(us);
+		return;
+	}
+	u = unwind_tables_new(m.files, m.rows, m.pages, m.rules, m.nrows, m.npages, m.nrules, NULL);
+	EXPECT(u != NULL);
+	if (u) {
+		unwind_tables_add_path(u, us, files[0]);
+		unwind_tables_add_path(u, us, files[1]);
+		EXPECT_EQ_U64(unwind_tables_stats(u)->files, 1);
+		EXPECT_EQ_U64(unwind_tables_stats(u)->files_budget, 1);
+		if (stat(files[1], &st) == 0) {
+			key.dev = major(st.st_dev) << 20 | minor(st.st_dev);
+			key.ino = st.st_ino;
+			EXPECT(bpf_map_lookup_elem(m.files, &key, &f) == 0);
+			EXPECT_EQ_U64(f.state, UNWIND_FILE_NONE);
+		}
+		compare_file(&m, files[0]);
+	}
+	unwind_tables_free(u);
+	maps_close(&m);
+	usyms_free(us);
+}
+
+TEST_MAIN(T(test_packed_tables), T(test_budget))
