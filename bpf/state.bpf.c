@@ -273,6 +273,10 @@ static __always_inline void emit_exec(const char *filename)
 		return;
 	if (!trace_allowed(id))
 		return;
+#if defined(__TARGET_ARCH_x86) || defined(__TARGET_ARCH_arm64)
+	if (unwind_dwarf)
+		unwind_want_exe(id >> 32);
+#endif
 	r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
 	if (!r) {
 		count_lost(CNT_LOST_RINGBUF);

@@ -141,7 +141,8 @@ struct unwind_file {
 };
 
 /* A walk met a file without a table: userspace is asked to load it (REC_UNWIND_FILE). The
- * mapping names it in /proc/TGID/map_files/START-END while the process lives. */
+ * mapping names it in /proc/TGID/map_files/START-END while the process lives; start and end 0
+ * name the process's executable (/proc/TGID/exe), asked for at its exec. */
 struct unwind_file_record {
 	__u32 type; /* REC_UNWIND_FILE */
 	__u32 tgid;

@@ -389,6 +389,43 @@ static long unwind_frame(__u64 i, void *data)
 }
 
 /*
+ * The current process exec'ed: ask for its executable's table now, not at its first walk. The
+ * loader's relocations take the first milliseconds of a large program (cc1: ~1000 faults,
+ * all in ld.so, whose table is loaded at the start), time enough for userspace to read or
+ * compile the table before the program's own code faults (cc1: ~300 write faults zeroing its
+ * heap at start-up, otherwise walked with a table still loading). userspace opens it as
+ * /proc/TGID/exe (start and end 0).
+ */
+static __always_inline void unwind_want_exe(__u32 tgid)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct unwind_file_record *r;
+	struct unwind_file_key key = {};
+	struct file *exe;
+
+	exe = BPF_CORE_READ(t, mm, exe_file);
+	if (!exe)
+		return;
+	key.dev = BPF_CORE_READ(exe, f_inode, i_sb, s_dev);
+	key.ino = BPF_CORE_READ(exe, f_inode, i_ino);
+	if (bpf_map_update_elem(&unwind_files, &key, &unwind_file_pending, BPF_NOEXIST))
+		return; /* known, or asked for already */
+	r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
+	if (!r) {
+		bpf_map_delete_elem(&unwind_files, &key);
+		count_lost(CNT_LOST_RINGBUF);
+		return;
+	}
+	r->type = REC_UNWIND_FILE;
+	r->tgid = tgid;
+	r->key = key;
+	r->start = 0;
+	r->end = 0;
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+	count_inc(CNT_UNWIND_FILE_REQUESTS);
+}
+
+/*
  * Walk the current thread's user stack from its saved registers into sc->walk (addresses, for
  * the cache key) and sc->u.f (the frames to send); its depth, and *hash of its addresses.
  */

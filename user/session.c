@@ -657,10 +657,13 @@ static void load_unwind_tables(struct session *s)
 	if (!s->unwind)
 		return;
 	unwind_tables_add_runtime(s->unwind, s->usyms);
-	for (int i = 0; i < s->opts->npids; i++)
-		unwind_tables_add_pid(s->unwind, s->usyms, s->opts->pids[i]);
 	if (s->opts->argv)
 		unwind_tables_add_command(s->unwind, s->usyms, s->opts->argv[0]);
+	/* A service's hundred libraries would hold the start for seconds: what 250 ms do not
+	 * load is loaded while the run goes on. */
+	for (int i = 0; i < s->opts->npids; i++)
+		unwind_tables_add_pid(s->unwind, s->opts->pids[i]);
+	unwind_tables_work(s->unwind, s->usyms, 250000000ULL);
 	verbose_msg("unwind tables: %u files, %.1f ms", unwind_tables_stats(s->unwind)->files,
 		    (double)unwind_tables_stats(s->unwind)->load_ns / 1e6);
 }
@@ -735,6 +738,8 @@ static int poll_timeout_ms(const struct session *s)
 {
 	uint64_t now = now_ns(), first = UINT64_MAX;
 
+	if (unwind_tables_busy(s->unwind))
+		return 0;
 	for (int i = 0; i < s->nresnap; i++)
 		if (s->resnap[i].due < first)
 			first = s->resnap[i].due;
@@ -801,7 +806,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	}
 	if (size >= sizeof(struct unwind_file_record) && r->type == REC_UNWIND_FILE) {
 		if (s->unwind)
-			unwind_tables_request(s->unwind, s->usyms, data);
+			unwind_tables_request(s->unwind, data);
 		return 0;
 	}
 	if (size < sizeof(*r) || !s->usyms)
@@ -1553,6 +1558,10 @@ int session_run(struct session *s, interval_fn on_interval)
 		/* Symbols after the counts: 20 ms per pass at most, so intervals stay on time. */
 		if (s->nresnap)
 			take_due_snapshots(s, 20000000ULL);
+		/* Unwind tables: 20 ms per pass too (one file at least), so that the ring is
+		 * read meanwhile. */
+		if (unwind_tables_busy(s->unwind))
+			unwind_tables_work(s->unwind, s->usyms, 20000000ULL);
 		if (s->out_broken)
 			break;
 	}

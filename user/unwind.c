@@ -39,8 +39,21 @@ struct chunk_array {
 	unsigned char *fill; /* the chunk being filled (elem_size * per_chunk bytes) */
 };
 
+/* A mapping whose file's table is wanted: loaded in turn, a time budget a pass (the run's loop
+ * keeps reading the ring meanwhile). */
+struct wanted {
+	int pid;
+	bool requested; /* by a walk (its pending entry is ours to settle) */
+	struct unwind_file_key key;
+	uint64_t start, end;
+};
+
+#define WANTED_MAX 4096
+
 struct unwind_tables {
 	int files_fd;
+	struct wanted *queue; /* WANTED_MAX entries: [head, tail) */
+	uint32_t head, tail;
 	const char *cache_dir; /* NULL: no cache */
 	struct chunk_array rows, pages, rules;
 	struct unwind_stats st;
@@ -121,6 +134,11 @@ struct unwind_tables *unwind_tables_new(int files_fd, int rows_fd, int pages_fd,
 		return NULL;
 	u->files_fd = files_fd;
 	u->cache_dir = cache_dir;
+	u->queue = calloc(WANTED_MAX, sizeof(*u->queue));
+	if (!u->queue) {
+		free(u);
+		return NULL;
+	}
 	if (array_init(&u->rows, rows_fd, sizeof(uint32_t), UNWIND_ROW_CHUNK, row_chunks) ||
 	    array_init(&u->pages, pages_fd, sizeof(uint32_t), UNWIND_PAGE_CHUNK, page_chunks) ||
 	    array_init(&u->rules, rules_fd, sizeof(struct cfi_rule), UNWIND_RULE_CHUNK,
@@ -141,6 +159,7 @@ void unwind_tables_free(struct unwind_tables *u)
 	free(u->rows.fill);
 	free(u->pages.fill);
 	free(u->rules.fill);
+	free(u->queue);
 	free(u);
 }
 
@@ -226,13 +245,15 @@ static void load_file(struct unwind_tables *u, struct usyms *us, const struct un
 	if (t->build_id_len) {
 		f.has_build_id = 1;
 		memcpy(f.build_id, t->build_id, sizeof(f.build_id));
-		/* Its frames are named by build ID: the symbolizer must know the file by it. */
-		usyms_add_file_named(us, path, name);
 	}
 	if (bpf_map_update_elem(u->files_fd, key, &f, BPF_ANY)) {
 		u->st.files_unusable++;
 		goto out;
 	}
+	/* Its frames are named by build ID: the symbolizer must know the file by it. After the
+	 * table is in use: reading cc1's symbols takes ~30 ms, which walks need not wait for. */
+	if (t->build_id_len)
+		usyms_add_file_named(us, path, name);
 	u->st.files++;
 	u->st.rows += t->nrows;
 	u->st.rules += t->nrules;
@@ -255,7 +276,12 @@ static void load_mapping(struct unwind_tables *u, struct usyms *us, int pid,
 
 	if (settled(u, key))
 		return;
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, start, end);
+	/* No mapping named: the process's executable, asked for at its exec. */
+	if (!start && !end)
+		snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, start,
+			 end);
 	n = readlink(path, name, sizeof(name) - 1);
 	if (n <= 0 || stat(path, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_ino != key->ino) {
 		/* Gone (or its pid reused): a later walk in a living process asks again. */
@@ -269,14 +295,57 @@ static void load_mapping(struct unwind_tables *u, struct usyms *us, int pid,
 	load_file(u, us, key, path, name);
 }
 
-void unwind_tables_request(struct unwind_tables *u, struct usyms *us,
-			   const struct unwind_file_record *r)
+/* Queue a mapping's file; a request that finds the queue full is forgotten (its pending
+ * entry deleted: a later walk asks again). */
+static void want(struct unwind_tables *u, int pid, const struct unwind_file_key *key,
+		 uint64_t start, uint64_t end, bool requested)
 {
-	if (r->end > r->start)
-		load_mapping(u, us, (int)r->tgid, &r->key, r->start, r->end, true);
+	struct wanted *w;
+
+	for (uint32_t i = u->head; i != u->tail; i = (i + 1) % WANTED_MAX)
+		if (!memcmp(&u->queue[i].key, key, sizeof(*key)))
+			return;
+	if ((u->tail + 1) % WANTED_MAX == u->head) {
+		if (requested)
+			bpf_map_delete_elem(u->files_fd, key);
+		return;
+	}
+	w = &u->queue[u->tail];
+	w->pid = pid;
+	w->requested = requested;
+	w->key = *key;
+	w->start = start;
+	w->end = end;
+	u->tail = (u->tail + 1) % WANTED_MAX;
 }
 
-void unwind_tables_add_pid(struct unwind_tables *u, struct usyms *us, int pid)
+void unwind_tables_request(struct unwind_tables *u, const struct unwind_file_record *r)
+{
+	if (r->end > r->start || (!r->start && !r->end))
+		want(u, (int)r->tgid, &r->key, r->start, r->end, true);
+}
+
+bool unwind_tables_busy(const struct unwind_tables *u)
+{
+	return u && u->head != u->tail;
+}
+
+void unwind_tables_work(struct unwind_tables *u, struct usyms *us, uint64_t budget_ns)
+{
+	uint64_t t0 = mono_ns();
+
+	/* At least one a pass, however long it takes (cc1: ~140 ms), so that the queue drains. */
+	while (u->head != u->tail) {
+		struct wanted w = u->queue[u->head];
+
+		u->head = (u->head + 1) % WANTED_MAX;
+		load_mapping(u, us, w.pid, &w.key, w.start, w.end, w.requested);
+		if (budget_ns && mono_ns() - t0 >= budget_ns)
+			break;
+	}
+}
+
+void unwind_tables_add_pid(struct unwind_tables *u, int pid)
 {
 	char path[64], line[4096];
 	FILE *f;
@@ -297,7 +366,7 @@ void unwind_tables_add_pid(struct unwind_tables *u, struct usyms *us, int pid)
 			continue;
 		key.dev = major << 20 | minor;
 		key.ino = ino;
-		load_mapping(u, us, pid, &key, start, end, false);
+		want(u, pid, &key, start, end, false);
 	}
 	fclose(f);
 }

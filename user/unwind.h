@@ -43,11 +43,15 @@ struct unwind_tables *unwind_tables_new(int files_fd, int rows_fd, int pages_fd,
 					uint32_t row_chunks, uint32_t page_chunks,
 					uint32_t rule_chunks, const char *cache_dir);
 void unwind_tables_free(struct unwind_tables *u);
-/* A REC_UNWIND_FILE record: load the file it names (registering it with us for symbols). */
-void unwind_tables_request(struct unwind_tables *u, struct usyms *us,
-			   const struct unwind_file_record *r);
-/* Load, ahead of the walker, every executable file mapping of pid. */
-void unwind_tables_add_pid(struct unwind_tables *u, struct usyms *us, int pid);
+/* A REC_UNWIND_FILE record: queue the file it names. */
+void unwind_tables_request(struct unwind_tables *u, const struct unwind_file_record *r);
+/* Queue, ahead of the walker, every executable file mapping of pid. */
+void unwind_tables_add_pid(struct unwind_tables *u, int pid);
+/* Whether files are queued. */
+bool unwind_tables_busy(const struct unwind_tables *u);
+/* Load queued files (registering them with us for symbols) until budget_ns is spent, at least
+ * one; budget 0: all of them. */
+void unwind_tables_work(struct unwind_tables *u, struct usyms *us, uint64_t budget_ns);
 /* Load the file at path. */
 void unwind_tables_add_path(struct unwind_tables *u, struct usyms *us, const char *path);
 /* Load the C library and the dynamic loader, as mmscope itself maps them: every dynamically
