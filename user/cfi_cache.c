@@ -46,38 +46,32 @@ static void cache_path(char *buf, size_t len, const char *dir, const unsigned ch
 	snprintf(buf + n, len - n, "-%u.cfi", machine);
 }
 
-static bool read_all(int fd, void *buf, size_t len)
+/* Read (or write) all len bytes; false on an error or a short file. */
+static bool io_all(int fd, void *buf, size_t len, bool write_it)
 {
 	char *p = buf;
 
 	while (len) {
-		ssize_t r = read(fd, p, len);
+		ssize_t n = write_it ? write(fd, p, len) : read(fd, p, len);
 
-		if (r < 0 && errno == EINTR)
+		if (n < 0 && errno == EINTR)
 			continue;
-		if (r <= 0)
+		if (n <= 0)
 			return false;
-		p += r;
-		len -= (size_t)r;
+		p += n;
+		len -= (size_t)n;
 	}
 	return true;
 }
 
+static bool read_all(int fd, void *buf, size_t len)
+{
+	return io_all(fd, buf, len, false);
+}
+
 static bool write_all(int fd, const void *buf, size_t len)
 {
-	const char *p = buf;
-
-	while (len) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return false;
-		p += w;
-		len -= (size_t)w;
-	}
-	return true;
+	return io_all(fd, (void *)buf, len, true);
 }
 
 /* The table's arrays are consistent: sorted page index within the rows, rules in range. */

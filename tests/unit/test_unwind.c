@@ -163,6 +163,22 @@ static void compare_file(const struct maps *m, const char *path)
 	cfi_table_free(t);
 }
 
+/* Tables on new maps of these sizes (in chunks); NULL, said, without CAP_BPF. */
+static struct unwind_tables *tables_on_maps(struct maps *m, uint32_t nrows, uint32_t npages,
+					    uint32_t nrules)
+{
+	struct unwind_tables *u;
+
+	if (!maps_create(m, nrows, npages, nrules)) {
+		printf("# no BPF maps (%s): skipped\n", strerror(errno));
+		return NULL;
+	}
+	u = unwind_tables_new(m->files, m->rows, m->pages, m->rules, m->nrows, m->npages, m->nrules,
+			      NULL);
+	EXPECT(u != NULL);
+	return u;
+}
+
 static const char *const files[] = {
 	"/usr/lib/x86_64-linux-gnu/libc.so.6",
 	"/usr/bin/python3.11",
@@ -177,14 +193,7 @@ static void test_packed_tables(void)
 	struct unwind_tables *u;
 	struct maps m;
 
-	if (!maps_create(&m, 256, 8, 8)) {
-		printf("# no BPF maps (%s): skipped\n", strerror(errno));
-		maps_close(&m);
-		usyms_free(us);
-		return;
-	}
-	u = unwind_tables_new(m.files, m.rows, m.pages, m.rules, m.nrows, m.npages, m.nrules, NULL);
-	EXPECT(u != NULL);
+	u = tables_on_maps(&m, 256, 8, 8);
 	for (size_t i = 0; u && i < sizeof(files) / sizeof(files[0]); i++)
 		unwind_tables_add_path(u, us, files[i]);
 	for (size_t i = 0; u && i < sizeof(files) / sizeof(files[0]); i++)
@@ -209,14 +218,7 @@ static void test_budget(void)
 	struct maps m;
 
 	/* libc's 28k rows fit in 32 row chunks; python3.11's 64k do not. */
-	if (!maps_create(&m, 32, 4, 4)) {
-		printf("# no BPF maps (%s): skipped\n", strerror(errno));
-		maps_close(&m);
-		usyms_free(us);
-		return;
-	}
-	u = unwind_tables_new(m.files, m.rows, m.pages, m.rules, m.nrows, m.npages, m.nrules, NULL);
-	EXPECT(u != NULL);
+	u = tables_on_maps(&m, 32, 4, 4);
 	if (u) {
 		unwind_tables_add_path(u, us, files[0]);
 		unwind_tables_add_path(u, us, files[1]);
