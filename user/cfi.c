@@ -155,6 +155,66 @@ static uint32_t note_build_id(Elf *elf, const GElf_Phdr *ph, unsigned char *id)
 	return 0;
 }
 
+/* The rows of section scn (.eh_frame when is_eh), appended to raw. */
+static int parse_scn(Elf_Scn *scn, const GElf_Shdr *sh, struct cfi_section *sec, bool is_eh,
+		     struct cfi_raw *raw, struct cfi_stats *st)
+{
+	Elf_Data *d = section_data(scn, sh);
+
+	if (!d || !d->d_buf)
+		return -EINVAL;
+	sec->data = d->d_buf;
+	sec->size = d->d_size;
+	sec->vaddr = sh->sh_addr;
+	sec->is_eh = is_eh;
+	return cfi_parse_section(sec, raw, st);
+}
+
+static int raw_append(struct cfi_raw *r, uint64_t addr, const struct cfi_rule *rule)
+{
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 1024;
+		struct cfi_raw_row *rows = realloc(r->rows, cap * sizeof(*rows));
+
+		if (!rows)
+			return -ENOMEM;
+		r->rows = rows;
+		r->cap = cap;
+	}
+	r->rows[r->n].addr = addr;
+	r->rows[r->n].rule = *rule;
+	r->n++;
+	return 0;
+}
+
+/*
+ * Two sections' rows (each sorted, covering every address: a row holds until the next) as
+ * one: a's rule wherever it is not a gap, b's elsewhere; equal neighbours merged.
+ */
+static int merge_raw(const struct cfi_raw *a, const struct cfi_raw *b, struct cfi_raw *out)
+{
+	static const struct cfi_rule gap;
+	const struct cfi_rule *ra = &gap, *rb = &gap, *r;
+	size_t i = 0, j = 0;
+
+	while (i < a->n || j < b->n) {
+		uint64_t addr = j >= b->n || (i < a->n && a->rows[i].addr <= b->rows[j].addr)
+					? a->rows[i].addr
+					: b->rows[j].addr;
+
+		while (i < a->n && a->rows[i].addr == addr)
+			ra = &a->rows[i++].rule;
+		while (j < b->n && b->rows[j].addr == addr)
+			rb = &b->rows[j++].rule;
+		r = ra->kind != CFI_GAP ? ra : rb;
+		if (out->n && !memcmp(&out->rows[out->n - 1].rule, r, sizeof(*r)))
+			continue;
+		if (raw_append(out, addr, r))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int from_elf(Elf *elf, struct cfi_table **out)
 {
 	Elf_Scn *scn = NULL, *eh = NULL, *debug = NULL;
@@ -166,7 +226,6 @@ static int from_elf(Elf *elf, struct cfi_table **out)
 	GElf_Ehdr eh_hdr;
 	size_t shstrndx, nph;
 	bool have_load = false;
-	Elf_Data *d;
 	int err;
 
 	ident = elf_getident(elf, NULL);
@@ -220,22 +279,29 @@ static int from_elf(Elf *elf, struct cfi_table **out)
 	err = -ENOENT;
 	if (!eh && !debug)
 		goto fail;
-	sec.is_eh = eh != NULL;
-	if (!eh) {
-		eh = debug;
-		sh_eh = sh_debug;
-	}
-	err = -EINVAL;
-	d = section_data(eh, &sh_eh);
-	if (!d || !d->d_buf)
-		goto fail;
-	sec.data = d->d_buf;
-	sec.size = d->d_size;
-	sec.vaddr = sh_eh.sh_addr;
 	sec.base = t->base;
 	sec.machine = t->machine;
-	t->stats.section = sec.is_eh ? ".eh_frame" : ".debug_frame";
-	err = cfi_parse_section(&sec, &raw, &t->stats);
+	if (eh) {
+		t->stats.section = ".eh_frame";
+		err = parse_scn(eh, &sh_eh, &sec, true, &raw, &t->stats);
+	}
+	/* A file can have both: code built -fno-asynchronous-unwind-tables -g has its CFI in
+	 * .debug_frame only, while the C runtime's objects linked with it keep theirs in
+	 * .eh_frame. .debug_frame then covers what .eh_frame leaves as gaps. */
+	if (debug && (!eh || !err)) {
+		struct cfi_raw dbg = {0}, merged = {0};
+
+		err = parse_scn(debug, &sh_debug, &sec, false, eh ? &dbg : &raw, &t->stats);
+		if (!err && eh) {
+			t->stats.section = ".eh_frame+.debug_frame";
+			err = merge_raw(&raw, &dbg, &merged);
+			free(raw.rows);
+			raw = merged;
+		} else if (!eh) {
+			t->stats.section = ".debug_frame";
+		}
+		free(dbg.rows);
+	}
 	if (!err)
 		err = build(t, &raw);
 	free(raw.rows);

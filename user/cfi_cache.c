@@ -20,7 +20,10 @@
 #include "cfi.h"
 #include "cfi_cache.h"
 
-#define CACHE_MAGIC "mmscfi01" /* the format: change with struct cfi_row, cfi_rule, the header */
+/* The format and the compiler's revision: change it with struct cfi_row, cfi_rule or the
+ * header, and with anything that changes what user/cfi.c compiles from a file (02: .debug_frame
+ * fills the gaps of .eh_frame). */
+#define CACHE_MAGIC "mmscfi02"
 
 struct cache_header {
 	char magic[8];

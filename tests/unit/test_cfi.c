@@ -175,6 +175,7 @@ struct check {
 	const char *name;
 	const struct cfi_table *t;
 	Dwarf_CFI *cfi;
+	Dwarf_CFI *cfi_debug; /* a file with both sections: .debug_frame where .eh_frame has none */
 	struct mach m;
 	unsigned int pc_reg;
 	uint64_t checked, agreed, disagreed, unsupported, gaps;
@@ -201,7 +202,8 @@ static void check_pc(struct check *c, uint64_t pc)
 
 	c->checked++;
 	r = i < 0 ? &gap : &c->t->rules[c->t->rows[i].rule];
-	if (dwarf_cfi_addrframe(c->cfi, pc, &fr)) {
+	if (dwarf_cfi_addrframe(c->cfi, pc, &fr) &&
+	    (!c->cfi_debug || dwarf_cfi_addrframe(c->cfi_debug, pc, &fr))) {
 		if (r->kind == CFI_GAP) {
 			c->agreed++;
 			c->gaps++;
@@ -295,6 +297,11 @@ static void check_file(const char *path, const char *name)
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!strcmp(t->stats.section, ".eh_frame")) {
 		c.cfi = dwarf_getcfi_elf(elf);
+	} else if (!strcmp(t->stats.section, ".eh_frame+.debug_frame")) {
+		c.cfi = dwarf_getcfi_elf(elf);
+		dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+		c.cfi_debug = dw ? dwarf_getcfi(dw) : NULL;
+		EXPECT(c.cfi_debug != NULL);
 	} else {
 		dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 		c.cfi = dw ? dwarf_getcfi(dw) : NULL;
@@ -343,9 +350,9 @@ static void check_file(const char *path, const char *name)
 	EXPECT(c.agreed > 0);
 	EXPECT_EQ_U64(c.checked, c.agreed + c.unsupported + c.disagreed);
 	if (dw)
-		dwarf_end(dw); /* and the CFI it owns */
-	else if (c.cfi)
-		dwarf_cfi_end(c.cfi);
+		dwarf_end(dw); /* and the .debug_frame CFI it owns */
+	if (c.cfi && strcmp(t->stats.section, ".debug_frame"))
+		dwarf_cfi_end(c.cfi); /* the .eh_frame CFI, read from the ELF file itself */
 	elf_end(elf);
 	close(fd);
 	cfi_table_free(t);
@@ -426,9 +433,12 @@ static void test_workload(void)
 			       "tools/workloads/page_touch.c)\n");
 		} else {
 			check_file(exe, "page_touch -O2 -fomit-frame-pointer");
-			if (run_quiet(cc_g) && run_quiet(strip_eh))
+			if (run_quiet(cc_g) && run_quiet(strip_eh)) {
 				check_file(dbg_only, "page_touch .debug_frame");
-			else
+				/* Both: its own code in .debug_frame, the C runtime's in .eh_frame.
+				 */
+				check_file(dbg, "page_touch .eh_frame+.debug_frame");
+			} else
 				printf("SKIP cfi-workload-debug-frame (gcc -g or objcopy "
 				       "failed)\n");
 		}
