@@ -50,6 +50,29 @@ static int run_probes(struct mm_opts *opts)
 		jw_string(w, btf);
 		jw_key(w, "bpf_jit");
 		jw_bool(w, !k.jit_off);
+		/* The BPF features the programs use where the kernel has them, and what is
+		 * used in their place where it has not (bpf/compat.bpf.h). */
+		jw_key(w, "features");
+		jw_begin_array(w);
+		for (int f = 0; f < BF_NR; f++) {
+			jw_begin_object(w);
+			jw_key(w, "feature");
+			jw_string(w, bpf_feature_name((enum bpf_feature)f));
+			jw_key(w, "what");
+			jw_string(w, bpf_feature_what((enum bpf_feature)f));
+			jw_key(w, "available");
+			jw_bool(w, k.feat[f]);
+			jw_key(w, "uses");
+			jw_string(w, k.feat[f] ? "the feature"
+					       : bpf_feature_fallback((enum bpf_feature)f));
+			jw_key(w, "reason");
+			if (k.feat[f])
+				jw_null(w);
+			else
+				jw_string(w, k.feat_why[f]);
+			jw_end_object(w);
+		}
+		jw_end_array(w);
 		jw_key(w, "events");
 		jw_begin_array(w);
 		for (int e = 0; e < EV_NR; e++) {
@@ -98,7 +121,14 @@ static int run_probes(struct mm_opts *opts)
 		       u.machine, btf ? btf : "none (give --btf)",
 		       k.jit_off ? "off (interpreted; sysctl net.core.bpf_jit_enable=1 turns it on)"
 				 : "on");
-		printf("%-19s %-10s %-46s %s\n", "EVENT", "METHOD", "ATTACH POINT", "STATUS");
+		printf("%-19s %-46s %s\n", "BPF FEATURE", "WHAT", "STATUS");
+		for (int f = 0; f < BF_NR; f++)
+			printf("%-19s %-46s %s%s%s%s\n", bpf_feature_name((enum bpf_feature)f),
+			       bpf_feature_what((enum bpf_feature)f),
+			       k.feat[f] ? "used" : "missing: ", k.feat[f] ? "" : k.feat_why[f],
+			       k.feat[f] ? "" : "; instead: ",
+			       k.feat[f] ? "" : bpf_feature_fallback((enum bpf_feature)f));
+		printf("\n%-19s %-10s %-46s %s\n", "EVENT", "METHOD", "ATTACH POINT", "STATUS");
 		for (int e = 0; e < EV_NR; e++) {
 			const struct event_selection *es = &sel.events[e];
 
