@@ -136,6 +136,10 @@ enum cand_status {
 struct cand_result {
 	enum cand_status status;
 	char reason[160];
+	/* A group of members (hook_candidate.members): bit i set when point i is not in this
+	 * kernel, and why, "ptep_set_access_flags: not in kallsyms (...)". */
+	unsigned int missing;
+	char missing_why[160];
 };
 
 #define MAX_CANDS 8

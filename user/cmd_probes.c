@@ -106,6 +106,12 @@ static int run_probes(struct mm_opts *opts)
 					jw_null(w);
 				else
 					jw_string(w, es->results[i].reason);
+				/* A group used without the members this kernel lacks. */
+				jw_key(w, "missing");
+				if (es->results[i].missing)
+					jw_string(w, es->results[i].missing_why);
+				else
+					jw_null(w);
 				jw_key(w, "yields");
 				jw_string(w, es->ev->cands[i].yields);
 				jw_end_object(w);
@@ -136,10 +142,13 @@ static int run_probes(struct mm_opts *opts)
 				char where[160];
 
 				hook_cand_describe(&es->ev->cands[i], where, sizeof(where));
-				printf("%-19s %-10s %-46s %s%s%s\n", i ? "" : es->ev->name,
+				printf("%-19s %-10s %-46s %s%s%s%s%s%s\n", i ? "" : es->ev->name,
 				       hook_method_name(es->ev->cands[i].method), where,
 				       status_word(es, i), es->chosen == i ? "" : ": ",
-				       es->chosen == i ? "" : es->results[i].reason);
+				       es->chosen == i ? "" : es->results[i].reason,
+				       es->results[i].missing ? " (without " : "",
+				       es->results[i].missing ? es->results[i].missing_why : "",
+				       es->results[i].missing ? ")" : "");
 			}
 			if (es->chosen < 0)
 				printf("%-19s %-10s %-46s %s\n", "", "", "",

@@ -513,6 +513,9 @@ static void set_autoload(struct session *s)
 		const struct hook_candidate *c = selection_chosen(&s->sel, (enum mm_event_id)e);
 
 		for (int i = 0; c && i < HOOK_MAX_POINTS && c->points[i].prog; i++) {
+			/* A member of a group that this kernel does not have. */
+			if (s->sel.events[e].results[s->sel.events[e].chosen].missing & (1u << i))
+				continue;
 			prog = bpf_object__find_program_by_name(s->skel->obj, c->points[i].prog);
 			if (prog)
 				bpf_program__set_autoload(prog, true);
@@ -1235,6 +1238,9 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 			if (e == EV_SWITCH_FLUSH)
 				s->flush_from = s->nlinks;
 			for (int i = 0; c && i < HOOK_MAX_POINTS && c->points[i].target; i++) {
+				if (s->sel.events[e].results[s->sel.events[e].chosen].missing &
+				    (1u << i))
+					continue; /* gone from this kernel: the others count */
 				err = attach_point(s, c, &c->points[i]);
 				if (err) {
 					struct cand_result *r =
