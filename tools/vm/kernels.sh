@@ -85,11 +85,13 @@ series_suite() {
 
 # series_candidates: "name version" lines of the series' kernels in the lists, newest first.
 series_candidates() {
-	local p v
-	"${GAPT_CACHE[@]}" pkgnames linux-image- 2>/dev/null | grep -E "$KPATTERN" | while read -r p; do
-		v=$("${GAPT_CACHE[@]}" policy "$p" 2>/dev/null | awk '/Candidate:/ && !n++ { if ($2 != "(none)") print $2 }')
-		[ -n "$v" ] && printf '%s %s\n' "$p" "$v"
-	done | sort -k2,2Vr -k1,1Vr
+	local names
+	mapfile -t names < <("${GAPT_CACHE[@]}" pkgnames linux-image- 2>/dev/null | grep -E "$KPATTERN")
+	[ ${#names[@]} -gt 0 ] || return 0
+	# One apt-cache for all of them (a second each, on a busy host, adds up).
+	"${GAPT_CACHE[@]}" policy "${names[@]}" 2>/dev/null |
+		awk '/^[^ ]/ { sub(/:.*/, ""); p = $0 } /^  Candidate:/ && $2 != "(none)" { print p, $2 }' |
+		sort -k2,2Vr -k1,1Vr
 }
 
 # fetch_series_kernel SERIES: the newest kernel of SERIES that downloads (or the newest cached
