@@ -402,12 +402,39 @@ const char *bpf_feature_fallback(enum bpf_feature f)
 	return f < BF_NR ? bpf_features[f].fallback : "?";
 }
 
-/* Does a kprobe program that calls helper id load? libbpf's probe loads one and reads the
- * verifier's answer ("unknown func" where the kernel has no such helper). */
+/*
+ * Does the kernel know helper id? A kprobe program that calls it (with whatever the registers
+ * hold) is loaded: the verifier answers "unknown func" / "invalid func" where the kernel has no
+ * such helper, and something else about its arguments where it has (libbpf's own probe does
+ * the same, but reads its log buffer where the kernel wrote nothing). 1, 0, or -errno.
+ */
+static int helper_known(enum bpf_func_id id)
+{
+	struct bpf_insn insns[3] = {
+		{.code = BPF_JMP | BPF_CALL, .imm = id},
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	static char log[4096];
+	LIBBPF_OPTS(bpf_prog_load_opts, lo, .log_buf = log, .log_size = sizeof(log),
+		    .log_level = 1);
+	int fd;
+
+	memset(log, 0, sizeof(log));
+	fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "mmscope_probe", "GPL", insns, 3, &lo);
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	if (strstr(log, "unknown func") || strstr(log, "invalid func"))
+		return 0;
+	return log[0] ? 1 : -errno;
+}
+
 static void probe_helper(struct kcaps *k, enum bpf_feature f, enum bpf_func_id id,
 			 bool needs_kernel_btf)
 {
-	int r = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, id, NULL);
+	int r = helper_known(id);
 
 	k->feat[f] = r > 0 && (!needs_kernel_btf || k->kernel_btf);
 	if (r == 0)

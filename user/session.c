@@ -1071,10 +1071,13 @@ static struct mmscope *skel_open(const struct bpf_object_open_opts *oo, bool noc
 		return NULL;
 	}
 	err = mmscope__create_skeleton(obj);
-	if (!err) {
-		obj->skeleton->data = (void *)mmscope_nocb__elf_bytes(&obj->skeleton->data_sz);
-		err = bpf_object__open_skeleton(obj->skeleton, oo);
+	if (err) {
+		free(obj); /* create_skeleton freed its own on failure */
+		errno = -err;
+		return NULL;
 	}
+	obj->skeleton->data = (void *)mmscope_nocb__elf_bytes(&obj->skeleton->data_sz);
+	err = bpf_object__open_skeleton(obj->skeleton, oo);
 	if (err) {
 		mmscope__destroy(obj);
 		errno = -err;
