@@ -60,7 +60,7 @@ BPF_HDRS := $(wildcard bpf/*.h)
 USER_SRCS := $(wildcard user/*.c)
 USER_HDRS := $(wildcard user/*.h)
 USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
-SKELS := $(OUT)/mmscope.skel.h $(OUT)/syscall_names.h $(OUT)/btf_builtin.h
+SKELS := $(OUT)/mmscope.skel.h $(OUT)/mmscope_nocb.skel.h $(OUT)/syscall_names.h $(OUT)/btf_builtin.h
 WORKLOADS := $(patsubst tools/workloads/%.c,$(OUT)/workloads/%,$(wildcard tools/workloads/*.c))
 
 ifeq ($(V),1)
@@ -93,6 +93,29 @@ $(OUT)/mmscope.bpf.o: $(BPF_OBJS)
 $(OUT)/mmscope.skel.h: $(OUT)/mmscope.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name mmscope > $@
+
+# The same programs without BPF callbacks (-DMMSCOPE_NO_CALLBACKS, bpf/compat.bpf.h), for
+# kernels whose verifier knows none (before 5.13): only its ELF bytes are used, loaded through
+# the mmscope skeleton (user/session.c), so its maps, programs and variables must be the same,
+# at the same places: the two skeletons must agree up to their ELF bytes.
+BPF_NOCB_OBJS := $(patsubst $(OUT)/bpf/%,$(OUT)/bpf-nocb/%,$(BPF_OBJS))
+$(OUT)/bpf-nocb/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) vmlinux-headers/$(ARCH)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DMMSCOPE_NO_CALLBACKS -c $< -o $@.tmp && llvm-strip -g $@.tmp -o $@ && rm -f $@.tmp
+
+$(OUT)/mmscope-nocb.bpf.o: $(BPF_NOCB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(OUT)/mmscope_nocb.skel.h: $(OUT)/mmscope-nocb.bpf.o $(OUT)/mmscope.skel.h
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name mmscope > $@.layout
+	$(Q)sed -n '1,/^static inline const void \*mmscope__elf_bytes(size_t \*sz)$$/p' $@.layout >$@.a
+	$(Q)sed -n '1,/^static inline const void \*mmscope__elf_bytes(size_t \*sz)$$/p' $(OUT)/mmscope.skel.h >$@.b
+	$(Q)cmp -s $@.a $@.b || { echo "$@: the objects with and without callbacks differ in layout" >&2; diff $@.b $@.a | head -20 >&2; exit 1; }
+	$(Q)rm -f $@.layout $@.a $@.b
+	$(Q)$(BPFTOOL) gen skeleton $< name mmscope_nocb > $@
 
 # System call names of the target architecture, from its own <asm/unistd.h>: the list of
 # __NR_ names, resolved by the compiler (arm64's generic table aliases some of them).

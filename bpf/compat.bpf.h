@@ -9,46 +9,98 @@
 #include "mmscope.h"
 
 /*
- * The current thread's saved user registers (bpf_task_pt_regs(), v5.15: 88a16a130933 "bpf: Add
- * bpf_task_pt_regs() helper"). Debian's ppc64le kernels have no BTF, so no helper that returns
- * a BTF pointer: powerpc keeps the user registers' address in thread.regs.
+ * What the running kernel's BPF offers, probed by userspace before the load by loading a tiny
+ * program or creating a map (user/kcaps.c kcaps_bpf_features(); `mmscope probes` prints them),
+ * never from its version. They are rodata: the verifier knows their values, never walks the
+ * branch that calls a helper the kernel lacks, and removes it as dead code, so one object loads
+ * on 5.10 and on 6.x. Each fallback below says what it costs.
+ *
+ * has_task_btf: bpf_get_current_task_btf(), v5.11: 3ca1032ab7ab "bpf: Add
+ * bpf_get_current_task_btf() helper". Without it, the task's fields are probe reads.
+ */
+RODATA(bool, has_task_btf);
+/*
+ * has_task_storage: BPF_MAP_TYPE_TASK_STORAGE (v5.11: 4cf1bc1f1045 "bpf: Implement task local
+ * storage", and a10787e6d58c "bpf: Enable task local storage for tracing programs"). Without
+ * it, userspace makes open_faults a hash by thread ID (bpf/faults.bpf.h), as on powerpc.
+ */
+RODATA(bool, has_task_storage);
+/*
+ * has_task_pt_regs: bpf_task_pt_regs(), v5.15: dd6e10fbd9fb "bpf: Add bpf_task_pt_regs()
+ * helper". Without it, the user registers are found below the top of the task's kernel stack
+ * (task_pt_regs() on x86-64 and arm64: THREAD_SIZE bytes above task->stack, less a pt_regs),
+ * thread_size being that size, and the user stack is the kernel's walk every time (no
+ * frame-pointer walk of our own: it reads the registers with direct loads).
+ */
+RODATA(bool, has_task_pt_regs);
+RODATA(__u32, thread_size);
+/*
+ * has_loop: bpf_loop(), v5.17: e6f2dd0f8067 "bpf: Add bpf_loop helper". Without it, plain
+ * bounded loops, as for the interpreter (state.bpf.h `interpreted`): verified once per
+ * iteration, a longer load.
+ */
+RODATA(bool, has_loop);
+/*
+ * Callbacks (a subprogram's address in ld_imm64 BPF_PSEUDO_FUNC, v5.13: the series of
+ * 69c087ba6225 "bpf: Add bpf_for_each_map_elem() helper"): an older verifier refuses a
+ * program that holds one, even where no path reaches it. So the object is built twice, the
+ * second time with MMSCOPE_NO_CALLBACKS (Makefile, mmscope_nocb.skel.h), which compiles every
+ * callback out; userspace loads that one where the kernel has no callbacks. Code that passes
+ * a callback (bpf_loop(), bpf_find_vma(), ...) must test MMSCOPE_CALLBACKS.
+ */
+#ifdef MMSCOPE_NO_CALLBACKS
+#define MMSCOPE_CALLBACKS 0
+#else
+#define MMSCOPE_CALLBACKS 1
+#endif
+
+/*
+ * The current thread's saved user registers: bpf_task_pt_regs() (has_task_pt_regs above) where
+ * the kernel has it, else task_pt_regs() computed from the task's kernel stack. Debian's
+ * ppc64le kernels have no BTF, so no helper that returns a BTF pointer: powerpc keeps the user
+ * registers' address in thread.regs.
  */
 static __always_inline struct pt_regs *current_user_regs(void)
 {
-#if defined(__TARGET_ARCH_powerpc)
 	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
-
+#if defined(__TARGET_ARCH_powerpc)
 	return BPF_CORE_READ(t, thread.regs);
 #else
-	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	void *stack;
+
+	if (has_task_pt_regs)
+		return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	stack = BPF_CORE_READ(t, stack);
+	if (!stack || !thread_size)
+		return NULL;
+	return (struct pt_regs *)(stack + thread_size) - 1;
 #endif
 }
 
 /*
- * Task local storage for tracing programs (v5.11), whose helpers take a BTF task pointer:
- * not on powerpc, whose Debian kernels have no BTF of their own (see above).
+ * Task local storage for tracing programs (has_task_storage above), whose helpers take a BTF
+ * task pointer: not on powerpc, whose Debian kernels have no BTF of their own (see above).
  */
 #if defined(__TARGET_ARCH_powerpc)
 #define MMSCOPE_TASK_STORAGE 0
 #else
 #define MMSCOPE_TASK_STORAGE 1
 #endif
+#define task_storage_on() (MMSCOPE_TASK_STORAGE && has_task_storage)
 
 /*
  * The current thread's address space (its mm_struct's address, 0 for a kernel thread). A
- * direct load through bpf_get_current_task_btf() (v5.11: 3ca1032ab7ab "bpf: Add
- * bpf_get_current_task_btf() helper") where the kernel has BTF; a probe read on powerpc,
- * which has none (see above).
+ * direct load through bpf_get_current_task_btf() (has_task_btf above) where the kernel has it;
+ * a probe read elsewhere, and on powerpc, which has no kernel BTF (see above).
  */
 static __always_inline __u64 current_mm(void)
 {
-#if defined(__TARGET_ARCH_powerpc)
 	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
-
-	return (__u64)BPF_CORE_READ(t, mm);
-#else
-	return (__u64)bpf_get_current_task_btf()->mm;
+#if !defined(__TARGET_ARCH_powerpc)
+	if (has_task_btf)
+		return (__u64)bpf_get_current_task_btf()->mm;
 #endif
+	return (__u64)BPF_CORE_READ(t, mm);
 }
 
 /*
@@ -63,16 +115,30 @@ static __always_inline __u64 current_mm(void)
  */
 static __always_inline bool current_in_exec_load(void)
 {
-#if defined(__TARGET_ARCH_powerpc)
 	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
-	struct mm_struct *mm = BPF_CORE_READ(t, mm);
+	struct mm_struct *mm;
 
-	return mm && !BPF_CORE_READ(mm, start_code);
-#else
-	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
-
-	return mm && !mm->start_code;
+#if !defined(__TARGET_ARCH_powerpc)
+	if (has_task_btf) {
+		mm = bpf_get_current_task_btf()->mm;
+		return mm && !mm->start_code;
+	}
 #endif
+	mm = BPF_CORE_READ(t, mm);
+	return mm && !BPF_CORE_READ(mm, start_code);
+}
+
+/*
+ * Set bit in *mask, where only this CPU ever sets bit and no one clears it: an atomic add is an
+ * or then, and every kernel has it (BPF_XADD), where the atomic or came with v5.12
+ * (981f94c3e921 "bpf: Add bitwise atomic instructions"; 5.10's verifier refuses the
+ * instruction). A bit shared by several CPUs (mm_cpus' last, for CPU 63 and above) can be
+ * added twice by a race: it carries out of the word, nothing else changes, and the next
+ * switch on that CPU sets it again.
+ */
+static __always_inline void atomic_set_own_bit(__u64 *mask, __u64 bit)
+{
+	__sync_fetch_and_add(mask, bit);
 }
 
 #define PF_KTHREAD_FLAG 0x00200000 /* PF_KTHREAD, include/linux/sched.h */

@@ -31,7 +31,8 @@ struct open_fault {
  * In the thread's own task storage (v5.11: 4cf1bc1f1045 "bpf: Implement task local storage"
  * for tracing programs): found from the task in a few loads, where a hash by thread ID took a
  * hash and a bucket walk, at the fault's entry and again at its completion. Freed with the
- * thread.
+ * thread. A kernel without task storage (compat.bpf.h has_task_storage) gets the hash below:
+ * userspace retypes this map before the load (user/session.c configure()).
  */
 STATE_DECL struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -52,18 +53,19 @@ STATE_DECL struct {
 /* The current thread's entry in open_faults (created with create: NULL when it cannot be). */
 static __always_inline struct open_fault *thread_open_fault(bool create)
 {
-#if MMSCOPE_TASK_STORAGE
-	return bpf_task_storage_get(&open_faults, bpf_get_current_task_btf(), NULL,
-				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
-#else
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct open_fault *of = bpf_map_lookup_elem(&open_faults, &tid), zero = {};
+	struct open_fault *of, zero = {};
 
+#if MMSCOPE_TASK_STORAGE
+	if (task_storage_on())
+		return bpf_task_storage_get(&open_faults, bpf_get_current_task_btf(), NULL,
+					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+#endif
+	of = bpf_map_lookup_elem(&open_faults, &tid);
 	if (of || !create)
 		return of;
 	bpf_map_update_elem(&open_faults, &tid, &zero, BPF_NOEXIST);
 	return bpf_map_lookup_elem(&open_faults, &tid);
-#endif
 }
 
 /*

@@ -70,13 +70,11 @@ static __always_inline void track_exit(struct task_struct *task)
 		if (!of)
 			return;
 		open_fault_close_abandoned(of);
-#if !MMSCOPE_TASK_STORAGE
-		{
+		if (!task_storage_on()) {
 			__u32 tid = (__u32)bpf_get_current_pid_tgid();
 
 			bpf_map_delete_elem(&open_faults, &tid);
 		}
-#endif
 	}
 }
 
@@ -273,7 +271,7 @@ static __always_inline void emit_exec(const char *filename)
 		return;
 	if (!trace_allowed(id))
 		return;
-#if defined(__TARGET_ARCH_x86) || defined(__TARGET_ARCH_arm64)
+#if (defined(__TARGET_ARCH_x86) || defined(__TARGET_ARCH_arm64)) && MMSCOPE_CALLBACKS
 	if (unwind_dwarf)
 		unwind_want_exe(id >> 32);
 #endif

@@ -12,7 +12,6 @@
 #define MMSCOPE_STATE_BPF_H
 
 #include "mmscope.h"
-#include "compat.bpf.h"
 
 #ifdef MMSCOPE_DEFINE_STATE
 #define STATE_DECL
@@ -23,6 +22,8 @@
 #define RODATA(type, name)	    extern const volatile type name
 #define RODATA_ARRAY(type, name, n) extern const volatile type name[n]
 #endif
+
+#include "compat.bpf.h" /* after RODATA: it declares the kernel's features */
 
 /* Target filter (see trace_allowed()). */
 RODATA(bool, filter_cpu);
@@ -638,7 +639,8 @@ static __always_inline void want_maps(__u32 tgid)
 
 /* The content hash of a user stack (a bpf_loop() callback, one frame a call): a loop here
  * was verified once per depth at each of its four inlined callers (~50 000 instructions).
- * Interpreted programs may pass no callback: a loop of calls there. */
+ * Interpreted programs may pass no callback, and kernels before bpf_loop() (compat.bpf.h
+ * has_loop) have none: a loop of calls there. */
 struct stack_hash {
 	struct stack_scratch *sc;
 	__u64 h;
@@ -674,7 +676,7 @@ static __always_inline __u64 store_user_stack(struct stack_scratch *sc, __u32 n)
 		n = USER_STACK_DEPTH;
 	sc->u.nr = n;
 	sc->u.pad = 0;
-	if (interpreted) {
+	if (interpreted || !has_loop || !MMSCOPE_CALLBACKS) {
 		for (__u32 i = 0; i < USER_STACK_DEPTH; i++) {
 			if (i >= n)
 				break;
@@ -884,6 +886,9 @@ static __always_inline __u64 ustack_slot_get(const struct ustack_cache_key *key,
 	return id;
 }
 
+/* The DWARF walk passes callbacks (bpf_loop(), bpf_find_vma()): not in the object built without
+ * them (compat.bpf.h MMSCOPE_CALLBACKS), whose kernels lack bpf_find_vma() anyway. */
+#if MMSCOPE_CALLBACKS
 #include "unwind_walk.bpf.h"
 
 /*
@@ -914,6 +919,7 @@ static __always_inline __u64 capture_user_stack_dwarf(void *ctx, struct stack_sc
 		ustack_slot_set(slot, &key, id);
 	return id;
 }
+#endif
 
 static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch *sc, __u32 tgid)
 {
@@ -923,6 +929,11 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 	__u32 n, kn;
 	long len;
 
+	/* No bpf_task_pt_regs() (compat.bpf.h has_task_pt_regs): the walks below read the
+	 * registers with direct loads; the kernel's capture every time instead. */
+	if (!has_task_pt_regs)
+		return kernel_user_stack(ctx, sc);
+#if MMSCOPE_CALLBACKS
 	/* A 32-bit thread's code has other tables (not loaded): its frame pointers, below. */
 	if (unwind_dwarf) {
 		struct pt_regs *regs = current_user_regs();
@@ -930,6 +941,7 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 		if (regs && !user_regs_compat(regs))
 			return capture_user_stack_dwarf(ctx, sc, tgid);
 	}
+#endif
 	/* The depth goes through map memory, which the verifier does not track: as the walk's
 	 * return value it is a different constant on each of the walk's exits, and everything
 	 * below would be verified once per depth (380 000 instructions instead of a few

@@ -61,7 +61,7 @@ static __always_inline void note_mm_cpu(__u64 mm)
 	mask = bpf_map_lookup_elem(&mm_cpus, &mm);
 	if (mask) {
 		if (!(*mask & bit))
-			__sync_fetch_and_or(mask, bit);
+			atomic_set_own_bit(mask, bit);
 		return;
 	}
 	if (bpf_map_update_elem(&mm_cpus, &mm, &bit, BPF_NOEXIST) &&

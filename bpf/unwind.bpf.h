@@ -60,6 +60,10 @@ STATE_DECL struct {
 	__type(value, struct unwind_rule_chunk);
 } unwind_rules SEC(".maps");
 
+/* A new file's entry (from .rodata: it is too large for the walk's stack). Here, not with the
+ * walk: the objects with and without callbacks keep the same .rodata. */
+static const struct unwind_file unwind_file_pending = {.state = UNWIND_FILE_PENDING};
+
 /* A mapping as a walk needs it. key.ino 0: not a file (anonymous memory, JIT code, vDSO). */
 struct unwind_vma {
 	__u64 mm;

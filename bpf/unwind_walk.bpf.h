@@ -63,9 +63,6 @@ static __always_inline int unwind_vma_of(struct unwind_walk *w, __u64 addr, stru
 	return UNWIND_VMA_FOUND;
 }
 
-/* A new file's entry (from .rodata: it is too large for the walk's stack). */
-static const struct unwind_file unwind_file_pending = {.state = UNWIND_FILE_PENDING};
-
 /* The file's entry; a file not seen before is entered as pending and asked for. */
 static __always_inline struct unwind_file *unwind_file_of(struct unwind_walk *w,
 							  const struct unwind_vma *v)

@@ -235,6 +235,18 @@ static const struct hook_candidate arm64_tlbi_cands[] = {
 	 0},
 };
 
+/*
+ * Candidates whose kprobe points are independent members of a group: one works with the
+ * members this kernel has (cand_result.missing says which are gone), not only with all. The
+ * arm64 TLBI functions each count their own operations: 6.12's ptep_set_access_flags() is an
+ * inline wrapper (4602e5757bcc "arm64/mm: Wire up PTE_CONT for user mappings", v6.9), and
+ * the others are still counted without it.
+ */
+static bool members_group(const struct hook_candidate *c)
+{
+	return c == arm64_tlbi_cands;
+}
+
 static const struct hook_candidate insn_read_cands[] = {
 	{HM_KPROBE,
 	 ARCH_POWERPC,
@@ -474,6 +486,8 @@ static bool check_candidate(const struct hook_candidate *c, const struct kcaps *
 	const char *why = NULL;
 	char archs[48];
 
+	r->missing = 0;
+	r->missing_why[0] = '\0';
 	if (!(c->arches & k->arch)) {
 		refuse(r, "wrong architecture (%s only)%s",
 		       arch_list(c->arches, archs, sizeof(archs)), NULL);
@@ -526,6 +540,17 @@ static bool check_candidate(const struct hook_candidate *c, const struct kcaps *
 				break;
 			}
 			if (k->kprobe_ok(k, t, &why)) {
+				if (members_group(c)) {
+					size_t n = strlen(r->missing_why);
+
+					/* A kprobe and its kretprobe name the function once. */
+					if (!strstr(r->missing_why, t))
+						snprintf(r->missing_why + n,
+							 sizeof(r->missing_why) - n, "%s%s: %s",
+							 n ? "; " : "", t, why);
+					r->missing |= 1u << i;
+					break;
+				}
 				if (c->gone && strstr(why, "kallsyms"))
 					refuse(r, "%s: not in this kernel: removed upstream in %s",
 					       t, c->gone);
@@ -575,6 +600,18 @@ static bool check_candidate(const struct hook_candidate *c, const struct kcaps *
 		case HM_PERF_COUNT:
 		case HM_NONE:
 			break;
+		}
+	}
+	if (members_group(c) && r->missing) {
+		int n = 0;
+
+		while (n < HOOK_MAX_POINTS && c->points[n].prog && c->points[n].target)
+			n++;
+		if (r->missing == (1u << n) - 1) {
+			r->status = CAND_REFUSED;
+			snprintf(r->reason, sizeof(r->reason),
+				 "none of its functions can be probed (%.120s)", r->missing_why);
+			return false;
 		}
 	}
 	r->status = CAND_CHOSEN;

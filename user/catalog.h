@@ -84,6 +84,22 @@ struct event_desc {
 	bool infra; /* bookkeeping (task tracking): --method does not apply */
 };
 
+/*
+ * The BPF features mmscope's programs use where the kernel has them, each with a fallback
+ * chosen before the load (bpf/compat.bpf.h; user/kcaps.c probes them, `mmscope probes` prints
+ * them).
+ */
+enum bpf_feature {
+	BF_TASK_BTF,	  /* bpf_get_current_task_btf() */
+	BF_TASK_STORAGE,  /* BPF_MAP_TYPE_TASK_STORAGE */
+	BF_TASK_PT_REGS,  /* bpf_task_pt_regs() */
+	BF_CALLBACKS,	  /* callbacks (ld_imm64 BPF_PSEUDO_FUNC) */
+	BF_LOOP,	  /* bpf_loop() */
+	BF_MMAP_BUILD_ID, /* build IDs in the kernel's mmap records (perf attr.build_id) */
+	BF_FIND_VMA,	  /* bpf_find_vma(): the DWARF unwinder's mappings */
+	BF_NR,
+};
+
 /* What a kernel offers. Callbacks answer for one name; priv is theirs. */
 struct kcaps {
 	unsigned int arch; /* one of enum arch_bits */
@@ -91,6 +107,11 @@ struct kcaps {
 	bool kernel_btf;   /* the kernel itself has BTF (tp_btf and fentry need it) */
 	unsigned int mmu;  /* powerpc: MMU_RADIX or MMU_HASH; 0 elsewhere */
 	bool jit_off;	   /* net.core.bpf_jit_enable is 0: programs are interpreted */
+	/* enum bpf_feature: the kernel has it (kcaps_bpf_features()); else how it was found
+	 * missing or why it is not used; THREAD_SIZE for the task_pt_regs() fallback. */
+	bool feat[BF_NR];
+	char feat_why[BF_NR][96];
+	unsigned int thread_size;
 	/* 0, or -errno with *why set to a static explanation. */
 	int (*fentry_ok)(const struct kcaps *k, const char *func, const char **why);
 	int (*kprobe_ok)(const struct kcaps *k, const char *func, const char **why);
@@ -116,6 +137,10 @@ enum cand_status {
 struct cand_result {
 	enum cand_status status;
 	char reason[160];
+	/* A group of members (hook_candidate.members): bit i set when point i is not in this
+	 * kernel, and why, "ptep_set_access_flags: not in kallsyms (...)". */
+	unsigned int missing;
+	char missing_why[160];
 };
 
 #define MAX_CANDS 8

@@ -37,7 +37,7 @@ static int run_probes(struct mm_opts *opts)
 	kcaps_init_live(&k, opts->btf);
 	btf = opts->btf ? opts->btf : k.kernel_btf ? "/sys/kernel/btf/vmlinux" : NULL;
 	catalog_probe_all(&sel, &k);
-	why_not_dwarf = unwind_why_not_dwarf(k.jit_off);
+	why_not_dwarf = unwind_why_not_dwarf(&k);
 	if (opts->json) {
 		struct json_writer *w = jw_new(stdout, false);
 
@@ -59,6 +59,29 @@ static int run_probes(struct mm_opts *opts)
 		jw_key(w, "why_not_dwarf");
 		jw_string(w, why_not_dwarf); /* NULL: null */
 		jw_end_object(w);
+		/* The BPF features the programs use where the kernel has them, and what is
+		 * used in their place where it has not (bpf/compat.bpf.h). */
+		jw_key(w, "features");
+		jw_begin_array(w);
+		for (int f = 0; f < BF_NR; f++) {
+			jw_begin_object(w);
+			jw_key(w, "feature");
+			jw_string(w, bpf_feature_name((enum bpf_feature)f));
+			jw_key(w, "what");
+			jw_string(w, bpf_feature_what((enum bpf_feature)f));
+			jw_key(w, "available");
+			jw_bool(w, k.feat[f]);
+			jw_key(w, "uses");
+			jw_string(w, k.feat[f] ? "the feature"
+					       : bpf_feature_fallback((enum bpf_feature)f));
+			jw_key(w, "reason");
+			if (k.feat[f])
+				jw_null(w);
+			else
+				jw_string(w, k.feat_why[f]);
+			jw_end_object(w);
+		}
+		jw_end_array(w);
 		jw_key(w, "events");
 		jw_begin_array(w);
 		for (int e = 0; e < EV_NR; e++) {
@@ -92,6 +115,12 @@ static int run_probes(struct mm_opts *opts)
 					jw_null(w);
 				else
 					jw_string(w, es->results[i].reason);
+				/* A group used without the members this kernel lacks. */
+				jw_key(w, "missing");
+				if (es->results[i].missing)
+					jw_string(w, es->results[i].missing_why);
+				else
+					jw_null(w);
 				jw_key(w, "yields");
 				jw_string(w, es->ev->cands[i].yields);
 				jw_end_object(w);
@@ -112,7 +141,14 @@ static int run_probes(struct mm_opts *opts)
 				     : "DWARF call-frame tables, frame pointers where "
 				       "a file has none",
 		       why_not_dwarf ? ": " : "", why_not_dwarf ? why_not_dwarf : "");
-		printf("%-19s %-10s %-46s %s\n", "EVENT", "METHOD", "ATTACH POINT", "STATUS");
+		printf("%-19s %-46s %s\n", "BPF FEATURE", "WHAT", "STATUS");
+		for (int f = 0; f < BF_NR; f++)
+			printf("%-19s %-46s %s%s%s%s\n", bpf_feature_name((enum bpf_feature)f),
+			       bpf_feature_what((enum bpf_feature)f),
+			       k.feat[f] ? "used" : "missing: ", k.feat[f] ? "" : k.feat_why[f],
+			       k.feat[f] ? "" : "; instead: ",
+			       k.feat[f] ? "" : bpf_feature_fallback((enum bpf_feature)f));
+		printf("\n%-19s %-10s %-46s %s\n", "EVENT", "METHOD", "ATTACH POINT", "STATUS");
 		for (int e = 0; e < EV_NR; e++) {
 			const struct event_selection *es = &sel.events[e];
 
@@ -120,10 +156,13 @@ static int run_probes(struct mm_opts *opts)
 				char where[160];
 
 				hook_cand_describe(&es->ev->cands[i], where, sizeof(where));
-				printf("%-19s %-10s %-46s %s%s%s\n", i ? "" : es->ev->name,
+				printf("%-19s %-10s %-46s %s%s%s%s%s%s\n", i ? "" : es->ev->name,
 				       hook_method_name(es->ev->cands[i].method), where,
 				       status_word(es, i), es->chosen == i ? "" : ": ",
-				       es->chosen == i ? "" : es->results[i].reason);
+				       es->chosen == i ? "" : es->results[i].reason,
+				       es->results[i].missing ? " (without " : "",
+				       es->results[i].missing ? es->results[i].missing_why : "",
+				       es->results[i].missing ? ")" : "");
 			}
 			if (es->chosen < 0)
 				printf("%-19s %-10s %-46s %s\n", "", "", "",

@@ -370,6 +370,153 @@ static bool bpf_jit_off(void)
 	return buf[0] == '0';
 }
 
+static const struct {
+	const char *name, *what, *fallback;
+} bpf_features[BF_NR] = {
+	[BF_TASK_BTF] = {"task-btf", "bpf_get_current_task_btf() (v5.11)",
+			 "the current task's fields read with probe reads"},
+	[BF_TASK_STORAGE] = {"task-storage", "BPF_MAP_TYPE_TASK_STORAGE (v5.11)",
+			     "open faults in a hash map by thread ID"},
+	[BF_TASK_PT_REGS] = {"task-pt-regs", "bpf_task_pt_regs() (v5.15)",
+			     "user registers from the top of the kernel stack; user stacks from "
+			     "the kernel's walk every time (build IDs read at each stack)"},
+	[BF_CALLBACKS] = {"callbacks", "BPF callbacks (v5.13)",
+			  "the programs built without callbacks (mmscope_nocb)"},
+	[BF_LOOP] = {"bpf-loop", "bpf_loop() (v5.17)", "plain bounded loops (longer load)"},
+	[BF_MMAP_BUILD_ID] = {"mmap-build-id", "build IDs in the kernel's mmap records (v5.12)",
+			      "build IDs read by the kernel at the faults and stacks"},
+	[BF_FIND_VMA] = {"find-vma", "bpf_find_vma() (v5.17)",
+			 "user stacks by frame pointers only (no DWARF unwinding)"},
+};
+
+const char *bpf_feature_name(enum bpf_feature f)
+{
+	return f < BF_NR ? bpf_features[f].name : "?";
+}
+
+const char *bpf_feature_what(enum bpf_feature f)
+{
+	return f < BF_NR ? bpf_features[f].what : "?";
+}
+
+const char *bpf_feature_fallback(enum bpf_feature f)
+{
+	return f < BF_NR ? bpf_features[f].fallback : "?";
+}
+
+/*
+ * Does the kernel know helper id? A kprobe program that calls it (with whatever the registers
+ * hold) is loaded: the verifier answers "unknown func" / "invalid func" where the kernel has no
+ * such helper, and something else about its arguments where it has (libbpf's own probe does
+ * the same, but reads its log buffer where the kernel wrote nothing). 1, 0, or -errno.
+ */
+static int helper_known(enum bpf_func_id id)
+{
+	struct bpf_insn insns[3] = {
+		{.code = BPF_JMP | BPF_CALL, .imm = id},
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	static char log[4096];
+	LIBBPF_OPTS(bpf_prog_load_opts, lo, .log_buf = log, .log_size = sizeof(log),
+		    .log_level = 1);
+	int fd;
+
+	memset(log, 0, sizeof(log));
+	fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "mmscope_probe", "GPL", insns, 3, &lo);
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	if (strstr(log, "unknown func") || strstr(log, "invalid func"))
+		return 0;
+	return log[0] ? 1 : -errno;
+}
+
+static void probe_helper(struct kcaps *k, enum bpf_feature f, enum bpf_func_id id,
+			 bool needs_kernel_btf)
+{
+	int r = helper_known(id);
+
+	k->feat[f] = r > 0 && (!needs_kernel_btf || k->kernel_btf);
+	if (r == 0)
+		snprintf(k->feat_why[f], sizeof(k->feat_why[f]),
+			 "the verifier knows no such helper");
+	else if (r < 0)
+		snprintf(k->feat_why[f], sizeof(k->feat_why[f]), "probe failed: %s", strerror(-r));
+	else if (!k->feat[f])
+		snprintf(k->feat_why[f], sizeof(k->feat_why[f]),
+			 "it takes or returns a kernel BTF pointer, and the kernel has no BTF of "
+			 "its own");
+}
+
+/* THREAD_SIZE: 16 KiB on x86-64 and on arm64 with 4 KiB or 16 KiB pages, 64 KiB with 64 KiB
+ * pages (THREAD_SHIFT), doubled by KASAN (whose kmem_cache has kasan_info). */
+static unsigned int thread_size(struct kcaps *k)
+{
+	struct btf *btf = live_btf(k->priv);
+	unsigned int size = 16384;
+	const struct btf_type *t;
+	int id;
+
+	if (k->arch != ARCH_X86 && sysconf(_SC_PAGESIZE) == 65536)
+		size = 65536;
+	id = btf ? btf__find_by_name_kind(btf, "kmem_cache", BTF_KIND_STRUCT) : -1;
+	t = id > 0 ? btf__type_by_id(btf, (__u32)id) : NULL;
+	for (int i = 0; t && i < btf_vlen(t); i++)
+		if (strcmp(btf__name_by_offset(btf, btf_members(t)[i].name_off), "kasan_info") == 0)
+			size *= 2;
+	return size;
+}
+
+void kcaps_bpf_features(struct kcaps *k)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_DUMMY,
+		.mmap = 1,
+		.mmap2 = 1,
+		.build_id = 1,
+		.disabled = 1,
+	};
+	int r, fd;
+
+	libbpf_quiet = true;
+	probe_helper(k, BF_TASK_BTF, BPF_FUNC_get_current_task_btf, true);
+	probe_helper(k, BF_TASK_PT_REGS, BPF_FUNC_task_pt_regs, true);
+	/* Callbacks came with bpf_for_each_map_elem(), the first helper that takes one. */
+	probe_helper(k, BF_CALLBACKS, BPF_FUNC_for_each_map_elem, false);
+	probe_helper(k, BF_LOOP, BPF_FUNC_loop, false);
+	probe_helper(k, BF_FIND_VMA, BPF_FUNC_find_vma, true);
+	/* Task storage: the map itself (its helpers came with it, for tracing programs). */
+	r = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL);
+	k->feat[BF_TASK_STORAGE] = r > 0 && k->feat[BF_TASK_BTF];
+	libbpf_quiet = false;
+	if (r <= 0)
+		snprintf(k->feat_why[BF_TASK_STORAGE], sizeof(k->feat_why[0]),
+			 r == 0 ? "the kernel refuses to create such a map" : "probe failed: %s",
+			 strerror(-r));
+	else if (!k->feat[BF_TASK_STORAGE])
+		snprintf(k->feat_why[BF_TASK_STORAGE], sizeof(k->feat_why[0]),
+			 "its helpers take a BTF task pointer (no bpf_get_current_task_btf())");
+	if (k->feat[BF_LOOP] && k->jit_off) {
+		k->feat[BF_LOOP] = false;
+		snprintf(k->feat_why[BF_LOOP], sizeof(k->feat_why[0]),
+			 "the interpreter runs no callbacks (BPF JIT off)");
+	}
+	/* The mmap records' build IDs: the perf event mmap_log.c opens, on this thread. */
+	fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	k->feat[BF_MMAP_BUILD_ID] = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+	else
+		snprintf(k->feat_why[BF_MMAP_BUILD_ID], sizeof(k->feat_why[0]),
+			 "perf refuses attr.build_id (%s)", strerror(errno));
+	if (k->arch == ARCH_X86 || k->arch == ARCH_ARM64)
+		k->thread_size = thread_size(k);
+}
+
 void kcaps_init_live(struct kcaps *k, const char *btf_path)
 {
 	struct live_priv *p = calloc(1, sizeof(*p));
@@ -391,6 +538,8 @@ void kcaps_init_live(struct kcaps *k, const char *btf_path)
 	if (p)
 		p->btf_path = btf_path;
 	k->priv = p;
+	if (p)
+		kcaps_bpf_features(k);
 }
 
 void kcaps_free_live(struct kcaps *k)

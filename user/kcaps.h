@@ -12,6 +12,13 @@
 /* btf_path: --btf, or NULL. Fills k; the callbacks cache their answers. */
 void kcaps_init_live(struct kcaps *k, const char *btf_path);
 void kcaps_free_live(struct kcaps *k);
+/* Probe k->feat (enum bpf_feature) and k->thread_size; kcaps_init_live() calls it. */
+void kcaps_bpf_features(struct kcaps *k);
+/* Per feature: its name, what it is, and what is done without it. */
+const char *bpf_feature_name(enum bpf_feature f);
+const char *bpf_feature_what(enum bpf_feature f);
+const char *bpf_feature_fallback(enum bpf_feature f);
+
 /* The path of the kernel BTF libbpf should use, or NULL for the kernel's own. */
 const char *kcaps_btf_path(const struct kcaps *k);
 

@@ -26,6 +26,7 @@
 #include "session.h"
 #include "mmap_log.h"
 #include "mmscope.skel.h"
+#include "mmscope_nocb.skel.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -503,7 +504,8 @@ static void set_autoload(struct session *s)
 	bpf_object__for_each_program(prog, s->skel->obj) bpf_program__set_autoload(prog, false);
 	/* Where open faults are in task storage, the end of a run walks them with this. */
 	prog = bpf_object__find_program_by_name(s->skel->obj, "open_faults_iter");
-	if (prog && !s->cfg.count_only && (s->cfg.events & (1u << EV_FAULT_DONE)))
+	if (prog && !s->cfg.count_only && (s->cfg.events & (1u << EV_FAULT_DONE)) &&
+	    s->caps.feat[BF_TASK_STORAGE])
 		bpf_program__set_autoload(prog, true);
 	/* Where mmap records may name the images (mmap_log_wanted()), the running ones too. */
 	prog = bpf_object__find_program_by_name(s->skel->obj, "seed_images_iter");
@@ -513,6 +515,9 @@ static void set_autoload(struct session *s)
 		const struct hook_candidate *c = selection_chosen(&s->sel, (enum mm_event_id)e);
 
 		for (int i = 0; c && i < HOOK_MAX_POINTS && c->points[i].prog; i++) {
+			/* A member of a group that this kernel does not have. */
+			if (s->sel.events[e].results[s->sel.events[e].chosen].missing & (1u << i))
+				continue;
 			prog = bpf_object__find_program_by_name(s->skel->obj, c->points[i].prog);
 			if (prog)
 				bpf_program__set_autoload(prog, true);
@@ -550,6 +555,18 @@ static void configure(struct session *s)
 	sk->rodata->lat_from_calls = done && done->method != HM_PERF_SW && !s->cfg.count_only;
 	sk->rodata->untrack_at_free = selection_chosen(&s->sel, EV_TASK_FREE) != NULL;
 	sk->rodata->interpreted = s->caps.jit_off;
+	/* The kernel's BPF features, and the fallbacks where it lacks one (bpf/compat.bpf.h). */
+	sk->rodata->has_task_btf = s->caps.feat[BF_TASK_BTF];
+	sk->rodata->has_task_storage = s->caps.feat[BF_TASK_STORAGE];
+	sk->rodata->has_task_pt_regs = s->caps.feat[BF_TASK_PT_REGS];
+	sk->rodata->has_loop = s->caps.feat[BF_LOOP];
+	sk->rodata->thread_size = s->caps.thread_size;
+	if (!s->caps.feat[BF_TASK_STORAGE] &&
+	    bpf_map__type(sk->maps.open_faults) == BPF_MAP_TYPE_TASK_STORAGE) {
+		/* By thread ID, as bpf/faults.bpf.h declares it where there is no task storage. */
+		bpf_map__set_type(sk->maps.open_faults, BPF_MAP_TYPE_HASH);
+		bpf_map__set_max_entries(sk->maps.open_faults, 16384);
+	}
 	/* Maps a run does not use shrink to one entry: no memory for what is not collected. */
 	if (!s->cfg.stacks && !s->cfg.tlb_stacks) {
 		bpf_map__set_max_entries(sk->maps.stacks_sent, 1);
@@ -620,7 +637,7 @@ static int choose_unwind(struct session *s)
 	if (s->opts->unwind == UNWIND_FP)
 		why = "--unwind fp";
 	else
-		why = unwind_why_not_dwarf(s->caps.jit_off);
+		why = unwind_why_not_dwarf(&s->caps);
 	if (why && s->opts->unwind == UNWIND_DWARF) {
 		err_msg("--unwind dwarf: %s", why);
 		return -1;
@@ -1118,6 +1135,40 @@ static void set_own_view(struct session *s)
 	s->skel->bss->own_mnt_ns = (__u32)ns.st_ino;
 }
 
+/*
+ * The skeleton, with the object built without callbacks where the kernel has none
+ * (bpf/compat.bpf.h MMSCOPE_CALLBACKS): the same maps, programs and variables at the same
+ * places (the Makefile checks), so the mmscope skeleton drives it.
+ */
+static struct mmscope *skel_open(const struct bpf_object_open_opts *oo, bool nocb)
+{
+	struct mmscope *obj;
+	int err;
+
+	if (!nocb)
+		return mmscope__open_opts(oo);
+	obj = calloc(1, sizeof(*obj));
+	if (!obj) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = mmscope__create_skeleton(obj);
+	if (err) {
+		free(obj); /* create_skeleton freed its own on failure */
+		errno = -err;
+		return NULL;
+	}
+	obj->skeleton->data = (void *)mmscope_nocb__elf_bytes(&obj->skeleton->data_sz);
+	err = bpf_object__open_skeleton(obj->skeleton, oo);
+	if (err) {
+		mmscope__destroy(obj);
+		errno = -err;
+		return NULL;
+	}
+	verbose_msg("no BPF callbacks in this kernel: the programs built without them");
+	return obj;
+}
+
 int session_open(struct session *s, struct mm_opts *opts, const struct session_config *cfg)
 {
 	unsigned int excluded[EV_NR] = {0};
@@ -1245,7 +1296,7 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 			return -1;
 		}
 		verbose_msg("[%.0f ms] hooks selected", (double)(now_ns() - t_begin) / 1e6);
-		s->skel = mmscope__open_opts(&oo);
+		s->skel = skel_open(&oo, !s->caps.feat[BF_CALLBACKS]);
 		if (!s->skel) {
 			err_msg("cannot open the BPF object: %s", strerror(errno));
 			return -1;
@@ -1275,6 +1326,9 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 			if (e == EV_SWITCH_FLUSH)
 				s->flush_from = s->nlinks;
 			for (int i = 0; c && i < HOOK_MAX_POINTS && c->points[i].target; i++) {
+				if (s->sel.events[e].results[s->sel.events[e].chosen].missing &
+				    (1u << i))
+					continue; /* gone from this kernel: the others count */
 				err = attach_point(s, c, &c->points[i]);
 				if (err) {
 					struct cand_result *r =

@@ -27,6 +27,7 @@
 
 #include "cfi.h"
 #include "cfi_cache.h"
+#include "kcaps.h"
 #include "sym.h"
 #include "unwind.h"
 
@@ -432,21 +433,26 @@ void unwind_tables_add_command(struct unwind_tables *u, struct usyms *us, const 
 	}
 }
 
-const char *unwind_why_not_dwarf(bool jit_off)
+const char *unwind_why_not_dwarf(const struct kcaps *k)
 {
 #if !defined(__x86_64__) && !defined(__aarch64__)
-	(void)jit_off;
-	return "DWARF tables are built for x86_64 and arm64 code (powerpc's ABI keeps a back "
-	       "chain, "
+	(void)k;
+	return "DWARF tables are built for x86_64 and arm64 code (powerpc's ABI keeps a back chain, "
 	       "which the kernel's walk follows)";
 #else
-	if (jit_off)
-		return "the BPF JIT is off (net.core.bpf_jit_enable=0), and the interpreter cannot "
-		       "run the walk's bpf_loop()";
-	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_find_vma, NULL) <= 0)
-		return "this kernel has no bpf_find_vma() (Linux 5.17)";
-	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, NULL) <= 0)
-		return "this kernel has no bpf_loop() (Linux 5.17)";
+	/* The walk reads the registers with direct loads, loops with bpf_loop() and finds the
+	 * mappings with bpf_find_vma() (bpf/unwind_walk.bpf.h). */
+	static const enum bpf_feature needs[] = {BF_TASK_PT_REGS, BF_CALLBACKS, BF_LOOP,
+						 BF_FIND_VMA};
+	static char why[160];
+
+	for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++) {
+		if (!k->feat[needs[i]]) {
+			snprintf(why, sizeof(why), "no %s: %s", bpf_feature_what(needs[i]),
+				 k->feat_why[needs[i]]);
+			return why;
+		}
+	}
 	return NULL;
 #endif
 }

@@ -13,6 +13,7 @@
 #include "../bpf/unwind.h"
 
 struct usyms;
+struct kcaps;
 
 /* What the tables hold and what could not be loaded, for the run's summary. */
 struct unwind_stats {
@@ -29,9 +30,9 @@ struct unwind_stats {
 	uint32_t cache_stores; /* tables compiled and kept there */
 };
 
-/* Why user stacks cannot be walked with DWARF tables here (the architecture, the JIT, the
- * kernel's helpers, probed), or NULL when they can. */
-const char *unwind_why_not_dwarf(bool jit_off);
+/* Why user stacks cannot be walked with DWARF tables here (the architecture, the BPF features
+ * the walk needs, as probed into k), or NULL when they can. */
+const char *unwind_why_not_dwarf(const struct kcaps *k);
 
 /* The chunk counts a budget of mb megabytes gives each array (before the maps are created). */
 void unwind_budget(int mb, uint32_t *row_chunks, uint32_t *page_chunks, uint32_t *rule_chunks);

@@ -17,9 +17,15 @@ static int fake_fentry(const struct kcaps *k, const char *f, const char **why)
 	return ((struct fake *)k->priv)->fentry ? 0 : -EPERM;
 }
 
+/* A function the fake kernel does not have (inlined), where it has kprobes. */
+static const char *fake_absent;
+
 static int fake_kprobe(const struct kcaps *k, const char *f, const char **why)
 {
-	(void)f;
+	if (fake_absent && strcmp(f, fake_absent) == 0) {
+		*why = "not in kallsyms (inlined or absent in this kernel)";
+		return -ENOENT;
+	}
 	*why = "this kernel has no kprobes";
 	return ((struct fake *)k->priv)->kprobes ? 0 : -EOPNOTSUPP;
 }
@@ -234,6 +240,39 @@ static void probe_all_marks_fallbacks(void)
 		EXPECT(s.events[e].wanted);
 }
 
+/* A group of kprobe members (arm64's TLBI functions) with one member gone from the kernel
+ * (6.12 inlines ptep_set_access_flags()): the others are used, and the gone one is named with
+ * its reason; with every member gone, the group is refused. */
+static void group_member_missing(void)
+{
+	struct fake f = {false, true, false, true};
+	struct kcaps k = make_caps(&f, ARCH_ARM64, true);
+	const struct hook_candidate *c;
+	struct cand_result *r;
+	struct selection s;
+
+	fake_absent = "ptep_set_access_flags";
+	catalog_select(&s, &k, 1u << EV_ARM64_TLBI, -1, NULL, NULL);
+	fake_absent = NULL;
+	c = selection_chosen(&s, EV_ARM64_TLBI);
+	EXPECT(c != NULL && c->method == HM_KPROBE);
+	r = res(&s, EV_ARM64_TLBI, HM_KPROBE);
+	EXPECT(r->status == CAND_CHOSEN);
+	/* points 5 and 6: the kprobe and kretprobe on ptep_set_access_flags */
+	EXPECT(r->missing == (1u << 5 | 1u << 6));
+	EXPECT_STREQ(r->missing_why,
+		     "ptep_set_access_flags: not in kallsyms (inlined or absent in this kernel)");
+	for (int i = 0; c && i < 5; i++)
+		EXPECT(strcmp(c->points[i].target, "ptep_set_access_flags") != 0);
+
+	f.kprobes = false;
+	catalog_select(&s, &k, 1u << EV_ARM64_TLBI, -1, NULL, NULL);
+	EXPECT(selection_chosen(&s, EV_ARM64_TLBI) == NULL);
+	r = res(&s, EV_ARM64_TLBI, HM_KPROBE);
+	EXPECT(r->status == CAND_REFUSED);
+	EXPECT(strstr(r->reason, "none of its functions") != NULL);
+}
+
 static void describe_and_names(void)
 {
 	char buf[160];
@@ -253,4 +292,4 @@ static void describe_and_names(void)
 
 TEST_MAIN(T(this_host), T(full_kernel), T(no_btf_ppc), T(no_tracepoints), T(nothing_works),
 	  T(forced_method), T(attach_failure_falls_back), T(counting_run),
-	  T(probe_all_marks_fallbacks), T(describe_and_names))
+	  T(probe_all_marks_fallbacks), T(group_member_missing), T(describe_and_names))

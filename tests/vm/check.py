@@ -29,7 +29,11 @@ import json
 import re
 import sys
 
-TARGETS = ("x86_64", "power9", "power8", "arm64")
+# The machines (Debian bookworm's pinned 6.1 kernels), and TARGET-SERIES: the same machine with
+# the newest kernel of another Debian series (tools/vm/kernels.sh), whose differences from 6.1
+# are written down below (SERIES_*).
+MACHINES = ("x86_64", "power9", "power8", "arm64")
+TARGETS = MACHINES + ("x86_64-5.10",)
 ARCH = {"x86_64": "x86", "power9": "powerpc", "power8": "powerpc", "arm64": "arm64"}
 
 # ---- what each kernel allows: the attach method mmscope must choose per event ----------------
@@ -69,6 +73,48 @@ EXPECT_REFUSED = {
     "power9": [("fault-completion", "fentry", r"BTF|trampoline|ENOTSUPP|not supported")],
     "power8": [("fault-completion", "fentry", r"BTF|trampoline|ENOTSUPP|not supported")],
 }
+# The BPF features mmscope uses where the kernel has them ('mmscope probes' "features"; the
+# fallbacks are in bpf/compat.bpf.h): on 6.1 all of them where the kernel has BTF of its own
+# (bpf_get_current_task_btf() and bpf_task_pt_regs() return BTF pointers, and task storage's
+# helpers take one) and the JIT is on (the interpreter runs no bpf_loop() callback: Debian's
+# ppc64el kernels have bpf_jit_enable 0).
+EXPECT_FEATURES = {
+    #  feature           x86_64  power9  power8  arm64
+    "task-btf":        (True,   False,  False,  True),
+    "task-storage":    (True,   False,  False,  True),
+    "task-pt-regs":    (True,   False,  False,  True),
+    "callbacks":       (True,   True,   True,   True),
+    "bpf-loop":        (True,   False,  False,  True),
+    "mmap-build-id":   (True,   True,   True,   True),
+    # the DWARF unwinder's mappings (bpf/unwind_walk.bpf.h); it takes a BTF task pointer
+    "find-vma":        (True,   False,  False,  True),
+}
+
+# ---- other kernel series: what differs from the machine's 6.1 --------------------------------
+# Debian 11 bullseye's 5.10 (x86_64-5.10): the newest linux-image-5.10.0-N-amd64-unsigned.
+#  - BPF: no bpf_get_current_task_btf() and task storage (both v5.11), no bpf_task_pt_regs()
+#    (v5.15), no bpf_loop() (v5.17); perf's mmap records carry no build IDs (v5.12: 88a16a130933
+#    "perf: Add build id data in mmap2 event"). mmscope must say so in 'probes' and load its
+#    fallbacks: probe reads, a hash of open faults by thread ID, the kernel's own user-stack
+#    walk with build IDs on every stack, plain loops.
+#  - x86: the shootdown sender is native_flush_tlb_others() (renamed native_flush_tlb_multi()
+#    in v5.11: 4ce94eabac16 "x86/mm/tlb: Flush remote and local TLBs concurrently").
+SERIES_KERNEL = {"x86_64-5.10": r"5\.10\.0-\d+-amd64"}
+SERIES_METHODS = {
+    # native_flush_tlb_multi() does not exist yet (its 5.10 form, native_flush_tlb_others(),
+    # flushes the other CPUs only and is not a candidate): the sender side is not observed.
+    "x86_64-5.10": {"tlb-shootdown-send": None},
+}
+SERIES_FEATURES = {
+    "x86_64-5.10": {"task-btf": False, "task-storage": False, "task-pt-regs": False,
+                    "callbacks": False, "bpf-loop": False, "mmap-build-id": False,
+                    "find-vma": False},
+}
+# Where the user stacks come from the kernel's walk at every fault (no bpf_task_pt_regs()),
+# each reads build IDs with an irq_work: the "< 100 irq_work" check of the frame-pointer
+# walk's cache does not apply.
+NO_USTACK_CACHE = ("x86_64-5.10",)
+
 EXPECT_INFO = {
     "x86_64": {"kernel_btf": "yes", "arch": "x86_64"},
     "power9": {"kernel_btf": "no", "arch": "ppc64le", "mmu": "Radix"},
@@ -83,9 +129,14 @@ MMSCOPE_BLOCKS = ("probes", "faults_base", "faults", "stat", "tlb", "switch", "c
 SUMMARY_RE = re.compile(r"^([a-z_]+): ([a-z_]+=\S*( |$))+")
 
 
+def machine_of(target):
+    """x86_64-5.10 -> x86_64."""
+    return target.split("-")[0]
+
+
 def blocks_of(target):
     """The blocks guest.sh prints for target."""
-    return tuple(n for n in BLOCKS if n != "folded32" or target in ("x86_64", "arm64"))
+    return tuple(n for n in BLOCKS if n != "folded32" or machine_of(target) in ("x86_64", "arm64"))
 
 
 class Block:
@@ -272,11 +323,12 @@ def workload_hits(entries, doc, comm, field="common_pid", want=None):
 
 
 def run_checks(target, blocks, markers, c):
+    full_target, target = target, machine_of(target)  # below: the machine's checks
     arch = ARCH[target]
-    ti = TARGETS.index(target)
+    ti = MACHINES.index(target)
 
     # ---- every block ran, every mmscope command exited 0 with a JSON document ----
-    for name in blocks_of(target):
+    for name in blocks_of(full_target):
         b = blocks.get(name)
         if not c.check(f"{name}: block present", b is not None and b.rc is not None,
                        "missing or cut off (guest crashed or timed out in it?)", fail_only=True):
@@ -309,8 +361,12 @@ def run_checks(target, blocks, markers, c):
         m = re.search(r"(target|uname|nproc|mmu|cpu|kernel_btf|bpf_jit_enable|btf_arg|mmscope)=(.*)$", line)
         if m:
             info[m.group(1)] = m.group(2)
-    c.check("info: Debian 6.1.0-57 kernel", info.get("uname", "").startswith("6.1.0-57-"),
-            info.get("uname", "?"))
+    if full_target in SERIES_KERNEL:
+        c.check(f"info: Debian {SERIES_KERNEL[full_target]} kernel",
+                re.match(SERIES_KERNEL[full_target] + " ", info.get("uname", "")), info.get("uname", "?"))
+    else:
+        c.check("info: Debian 6.1.0-57 kernel", info.get("uname", "").startswith("6.1.0-57-"),
+                info.get("uname", "?"))
     for k, v in EXPECT_INFO[target].items():
         if k == "arch":
             c.check(f"info: uname -m {v}", info.get("uname", "").endswith(" " + v), info.get("uname"))
@@ -323,7 +379,7 @@ def run_checks(target, blocks, markers, c):
     if p is not None:
         events = {e.get("event"): e for e in p.get("events", [])}
         for ev, per in EXPECT_METHODS.items():
-            want = per[ti]
+            want = SERIES_METHODS.get(full_target, {}).get(ev, per[ti])
             e = events.get(ev)
             if e is None:
                 c.check(f"probes: {ev} -> {want}", False, "event not in 'mmscope probes --json'")
@@ -346,6 +402,14 @@ def run_checks(target, blocks, markers, c):
             x = [x for x in e.get("candidates", []) if x.get("method") == meth]
             ok = bool(x) and x[0].get("status") == "refused" and re.search(pat, x[0].get("reason") or "", re.I)
             c.check(f"probes: {ev}/{meth} refused ({pat})", ok, json.dumps(x[0]) if x else "no such candidate")
+        # The BPF features, each used or reported missing with its reason and fallback.
+        feats = {f.get("feature"): f for f in p.get("features") or []}
+        for name, per in EXPECT_FEATURES.items():
+            want = SERIES_FEATURES.get(full_target, {}).get(name, per[ti])
+            f = feats.get(name) or {}
+            c.check(f"probes: BPF feature {name} {'available' if want else 'missing, with reason and fallback'}",
+                    f.get("available") is want and (want or (bool(f.get("reason")) and bool(f.get("uses")))),
+                    json.dumps(f) if f else "not in 'probes --json' features")
         # The guest's own sysctl is the oracle (Debian's ppc64el kernels: 0, the interpreter).
         c.check("probes: bpf_jit as the guest's net.core.bpf_jit_enable", p.get("bpf_jit") is
                 (info.get("bpf_jit_enable", "?") != "0"), f"bpf_jit={p.get('bpf_jit')!r}, "
@@ -481,7 +545,7 @@ def run_checks(target, blocks, markers, c):
         # interrupts off) unlocks the mmap lock by an irq_work interrupt: fewer than 100 for the
         # 1000 loop faults (start-up's stacks take a few: libc's start-up code has no frame
         # pointers). powerpc counts no irq_work interrupts, and takes the kernel's walk anyway.
-        if target in ("x86_64", "arm64"):
+        if target in ("x86_64", "arm64") and full_target not in NO_USTACK_CACHE:
             c.check(f"{name}: the loop's stacks cached (irq_work interrupts < 100)",
                     fo.irqwork is not None and fo.irqwork < 100, f"{fo.irqwork}")
         if name == "folded" and fr is not None:

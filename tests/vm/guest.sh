@@ -34,6 +34,8 @@
 # shellcheck disable=SC1091 # /etc/vmtest.env exists only in the guest (written by run.sh)
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 . /etc/vmtest.env
+# x86_64-5.10 and the like: the machine of x86_64 with another kernel series
+VMTEST_MACHINE=${VMTEST_TARGET%%-*}
 T=/sys/kernel/tracing
 OUT=/tmp/vmtest
 mkdir -p $OUT
@@ -58,18 +60,68 @@ irqwork_get() { awk '/IRQ work interrupts/ { for (i = 2; i <= NF && $i ~ /^[0-9]
 # A "counter" is EVENT:KEYS, e.g. powerpc/tlbie:common_pid.execname,local. hist_on sets the
 # trigger, hist_dump prints the hist file and removes the trigger (removal needs the exact
 # trigger text). Where the event does not exist, a line says so and nothing is counted.
+# A kernel without hist triggers (CONFIG_HIST_TRIGGERS off: Debian 11's 5.10) gets the same
+# counts from the trace buffer: the event is enabled around the command and its lines are
+# counted per key by trace_hist, which prints them as a hist file would.
+TRACED=""
 hist_on() {
 	for spec in "$@"; do
 		ev=${spec%%:*} keys=${spec#*:}
-		if [ -e "$T/events/$ev/trigger" ]; then
-			echo "hist:keys=$keys:size=4096" >"$T/events/$ev/trigger" ||
-				echo "=== HISTERR $ev could not set hist trigger"
+		[ -e "$T/events/$ev/enable" ] || continue
+		if [ -e "$T/events/$ev/trigger" ] &&
+			echo "hist:keys=$keys:size=4096" >"$T/events/$ev/trigger" 2>/dev/null; then
+			continue
 		fi
+		[ -n "$TRACED" ] || { echo 8192 >$T/buffer_size_kb; echo >$T/trace; }
+		echo 1 >"$T/events/$ev/enable" && TRACED="$TRACED $ev" ||
+			echo "=== HISTERR $ev could not set hist trigger nor enable the event"
 	done
 }
+# trace_hist EVENT KEYS: the lines of EVENT in the trace buffer, counted by KEYS (common_pid.execname,
+# a name=value field of the event's text, or reason: the "(N)" ending tlb_flush's) as a hist file.
+trace_hist() {
+	awk -v ev="${1#*/}" -v keys="$2" '
+	index($0, " " ev ": ") {
+		task = substr($0, 1, index($0, " [") - 1)
+		sub(/^ +/, "", task)
+		sub(/ +$/, "", task)
+		match(task, /-[0-9]+$/)
+		comm = substr(task, 1, RSTART - 1)
+		pid = substr(task, RSTART + 1)
+		k = ""
+		nk = split(keys, ks, ",")
+		for (j = 1; j <= nk; j++) {
+			if (ks[j] == "common_pid.execname")
+				v = sprintf("common_pid: %s [%8d]", comm, pid)
+			else if (ks[j] == "reason" && match($0, /\([0-9]+\)$/))
+				v = "reason: " substr($0, RSTART + 1, RLENGTH - 2)
+			else if (match($0, ks[j] "=[^ ]*"))
+				v = ks[j] ": " substr($0, RSTART + length(ks[j]) + 1, RLENGTH - length(ks[j]) - 1)
+			else
+				v = ks[j] ": ?"
+			k = k (j > 1 ? ", " : "") v
+		}
+		if (!(k in cnt))
+			n++
+		cnt[k]++
+		tot++
+	}
+	END {
+		for (k in cnt)
+			printf "{ %s } hitcount: %d\n", k, cnt[k]
+		printf "Totals:\n    Hits: %d\n    Entries: %d\n    Dropped: 0\n", tot, n
+	}' $T/trace
+}
 hist_dump() {
+	for ev in $TRACED; do echo 0 >"$T/events/$ev/enable"; done
 	for spec in "$@"; do
 		ev=${spec%%:*} keys=${spec#*:}
+		case " $TRACED " in
+		*" $ev "*)
+			echo "=== NOTE $ev: no hist triggers, counted from the trace buffer"
+			trace_hist "$ev" "$keys" | sed "s|^|=== HIST $ev |"
+			continue ;;
+		esac
 		if [ -e "$T/events/$ev/hist" ]; then
 			sed "s|^|=== HIST $ev |" "$T/events/$ev/hist"
 			echo "!hist:keys=$keys:size=4096" >"$T/events/$ev/trigger"
@@ -77,12 +129,14 @@ hist_dump() {
 			echo "=== HISTERR $ev no such event"
 		fi
 	done
+	[ -z "$TRACED" ] || echo >$T/trace
+	TRACED=""
 }
 
 # arm64: kprobe events on the functions that issue broadcast TLBIs (kernel-probes.md section 6),
 # as the kernel's own count of how often they ran, per process.
 KPROBES=""
-if [ "$VMTEST_TARGET" = arm64 ] && [ -e $T/kprobe_events ]; then
+if [ "$VMTEST_MACHINE" = arm64 ] && [ -e $T/kprobe_events ]; then
 	for fn in tlb_finish_mmu tlb_flush_mmu ptep_clear_flush ptep_set_access_flags flush_tlb_mm; do
 		if echo "p:vmtest/$fn $fn" >>$T/kprobe_events 2>/dev/null; then
 			KPROBES="$KPROBES vmtest/$fn:common_pid.execname"
@@ -124,7 +178,7 @@ run_block() {
 	echo "=== END $name rc=$rc"
 }
 
-case $VMTEST_TARGET in
+case $VMTEST_MACHINE in
 x86_64) TLBC="tlb/tlb_flush:common_pid.execname,reason" ;;
 power9 | power8) TLBC="powerpc/tlbie:common_pid.execname,local powerpc/hash_fault:common_pid.execname powerpc/hcall_entry:common_pid.execname,opcode" ;;
 arm64) TLBC=$KPROBES ;;

@@ -23,7 +23,7 @@
 # boot.out, checks.txt with every check and its numbers). Downloads are cached by tools/vm in
 # ${MMSCOPE_VM_CACHE:-/var/cache/mmscope-vm}.
 #
-# Usage: tests/vm/run.sh [TARGET...]      (default: x86_64 power9 power8 arm64)
+# Usage: tests/vm/run.sh [TARGET...]      (default: all of ALL_TARGETS below)
 # Env:   MMSCOPE_VM_CACHE, VMTEST_TIMEOUT (per boot, default 420 s), VMTEST_JOBS (parallel
 #        boots, default 2), VMTEST_SKIP_SETUP=1 (no deps.sh/apt: for quick reruns),
 #        VMTEST_SKIP_BUILD=1 (boot what build/vm/<arch>/ holds, e.g. a patched tree's build
@@ -35,7 +35,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 VMT="$ROOT/tests/vm"
 TOOLS="$ROOT/tools/vm"
 BUILD="$ROOT/build/vm"
-ALL_TARGETS=(x86_64 power9 power8 arm64)
+ALL_TARGETS=(x86_64 power9 power8 arm64 x86_64-5.10)
 TIMEOUT=${VMTEST_TIMEOUT:-420}
 JOBS=${VMTEST_JOBS:-2}
 
@@ -46,15 +46,18 @@ targets=("$@")
 for t in "${targets[@]}"; do
 	case " ${ALL_TARGETS[*]} " in
 	*" $t "*) ;;
-	*) echo "usage: $0 [x86_64|power9|power8|arm64 ...] (unknown target '$t')" >&2; exit 2 ;;
+	*) echo "usage: $0 [TARGET...] (unknown target '$t'; the targets: ${ALL_TARGETS[*]})" >&2; exit 2 ;;
 	esac
 done
 
 # Per-target results: FAIL reason set by any stage; checks/secs by check.py.
-declare -A why=() arch_of=() kern_arch=()
+declare -A why=() arch_of=() kern_arch=() series_of=()
 t_start=$(date +%s)
 for t in "${targets[@]}"; do
-	case $t in
+	# TARGET-SERIES: the same machine with another kernel series (tools/vm/kernels.sh)
+	series_of[$t]=6.1
+	case $t in *-*) series_of[$t]=${t#*-} ;; esac
+	case ${t%%-*} in
 	x86_64) arch_of[$t]=x86 kern_arch[$t]=x86_64 ;;
 	power9 | power8) arch_of[$t]=powerpc kern_arch[$t]=ppc64le ;;
 	arm64) arch_of[$t]=arm64 kern_arch[$t]=arm64 ;;
@@ -97,12 +100,12 @@ if [ "${VMTEST_SKIP_SETUP:-0}" != 1 ]; then
 fi
 declare -A fetched=()
 for t in "${targets[@]}"; do
-	ka=${kern_arch[$t]}
-	[ -n "${fetched[$ka]:-}" ] || [ "${VMTEST_BUILD_ONLY:-0}" = 1 ] && continue
-	fetched[$ka]=1
-	if ! "$TOOLS/kernels.sh" fetch "$ka" >/dev/null 2>>"$BUILD/deps.log"; then
+	ka=${kern_arch[$t]} ks=${series_of[$t]}
+	[ -n "${fetched[$ka-$ks]:-}" ] || [ "${VMTEST_BUILD_ONLY:-0}" = 1 ] && continue
+	fetched[$ka-$ks]=1
+	if ! "$TOOLS/kernels.sh" fetch "$ka" "$ks" >/dev/null 2>>"$BUILD/deps.log"; then
 		for u in "${targets[@]}"; do
-			[ "${kern_arch[$u]}" = "$ka" ] && why[$u]="set-up: kernels.sh fetch $ka failed (build/vm/deps.log)"
+			[ "${kern_arch[$u]}-${series_of[$u]}" = "$ka-$ks" ] && why[$u]="set-up: kernels.sh fetch $ka $ks failed (build/vm/deps.log)"
 		done
 	fi
 done
@@ -165,7 +168,7 @@ for t in "${targets[@]}"; do
 	printf 'VMTEST_TARGET=%s\n' "$t" >"$d/vmtest.env"
 	files=("$ROOT/build/vm/$a/mmscope-static:/bin/mmscope" "$VMT/guest.sh:/test.sh" "$d/vmtest.env:/etc/vmtest.env")
 	for w in "$ROOT/build/vm/$a"/workloads/*; do files+=("$w:/bin/$(basename "$w")"); done
-	if [ "$a" = powerpc ]; then
+	if [ "$a" = powerpc ] && [ "${series_of[$t]}" = 6.1 ]; then
 		rel=$("$TOOLS/kernels.sh" release ppc64le 2>/dev/null)
 		btf="$ROOT/btf/ppc64le/$rel.btf.xz"
 		if [ ! -f "$btf" ]; then
@@ -205,7 +208,7 @@ queue=()
 for t in "${targets[@]}"; do [ -z "${why[$t]:-}" ] && queue+=("$t"); done
 # Longest first (ppc64le boots and runs slowest under TCG), so the pairs finish together.
 ordered=()
-for t in power9 power8 arm64 x86_64; do
+for t in power9 power8 arm64 x86_64-5.10 x86_64; do
 	case " ${queue[*]:-} " in *" $t "*) ordered+=("$t") ;; esac
 done
 declare -A pid_of=()

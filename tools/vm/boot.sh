@@ -14,7 +14,8 @@
 # waiting for the timeout.
 #
 # Usage: tools/vm/boot.sh TARGET INITRD [TIMEOUT]
-#   TARGET:  x86_64 | power9 | power8 | arm64     TIMEOUT: seconds, default 300
+#   TARGET:  x86_64 | power9 | power8 | arm64, optionally -SERIES (x86_64-5.10: kernels.sh)
+#   TIMEOUT: seconds, default 300
 # Exit: 0  guest printed MMSCOPE-VM-DONE and /test.sh exited 0 (MMSCOPE-VM-RC=0)
 #       1  guest printed MMSCOPE-VM-DONE but /test.sh failed
 #       2  no MMSCOPE-VM-DONE: timeout, kernel panic or QEMU failure
@@ -27,13 +28,19 @@ set -euo pipefail
 # shellcheck source=lib.sh source-path=SCRIPTDIR
 . "$(dirname "$0")/lib.sh"
 
-usage() { echo "usage: $0 x86_64|power9|power8|arm64 INITRD [TIMEOUT]" >&2; exit 3; }
+usage() { echo "usage: $0 x86_64|power9|power8|arm64[-SERIES] INITRD [TIMEOUT]" >&2; exit 3; }
 [ $# -ge 2 ] && [ $# -le 3 ] || usage
 target=$1 initrd=$2 tmo=${3:-300}
 [ -f "$initrd" ] || { echo "[boot.sh] ERROR: no such initrd: $initrd" >&2; exit 3; }
 case $tmo in '' | *[!0-9]*) echo "[boot.sh] ERROR: TIMEOUT must be seconds" >&2; exit 3 ;; esac
 smp=${MMSCOPE_VM_SMP:-2} mem=${MMSCOPE_VM_MEM:-1G}
 
+# TARGET-SERIES (x86_64-5.10, arm64-6.12, power9-6.12-64k): the same machine, another kernel
+# series (kernels.sh); the bare name boots the pinned 6.1.
+series=6.1
+case $target in
+*-*) series=${target#*-} target=${target%%-*} ;;
+esac
 case $target in
 x86_64) arch=x86_64 qemu=qemu-system-x86_64 console=ttyS0
 	machine=(-cpu max) ;;
@@ -47,9 +54,9 @@ arm64) arch=arm64 qemu=qemu-system-aarch64 console=ttyAMA0
 *) usage ;;
 esac
 need_cmd "$qemu" timeout tee
-kernel=$("$VM_DIR/kernels.sh" fetch "$arch") || { echo "[boot.sh] ERROR: kernels.sh fetch $arch failed" >&2; exit 3; }
+kernel=$("$VM_DIR/kernels.sh" fetch "$arch" "$series") || { echo "[boot.sh] ERROR: kernels.sh fetch $arch $series failed" >&2; exit 3; }
 
-logf=${MMSCOPE_VM_LOG:-$CACHE/logs/$target.log}
+logf=${MMSCOPE_VM_LOG:-$CACHE/logs/$1.log}
 mkdir -p "$(dirname "$logf")"
 cmd=("$qemu" "${machine[@]}" -accel tcg -smp "$smp" -m "$mem" -nographic -no-reboot
 	-kernel "$kernel" -initrd "$initrd"
@@ -70,15 +77,15 @@ secs=$(awk -v a="$start" -v b="$(date +%s%3N)" 'BEGIN { printf "%.1f", (b - a) /
 if tr -d '\r' <"$logf" | grep -x 'MMSCOPE-VM-DONE' >/dev/null; then
 	rc=$(tr -d '\r' <"$logf" | sed -n 's/^MMSCOPE-VM-RC=\([0-9]*\)$/\1/p' | tail -1)
 	if [ "${rc:-1}" = 0 ]; then
-		log "$target: PASS (guest finished in ${secs}s)"
+		log "$1: PASS (guest finished in ${secs}s)"
 		exit 0
 	fi
-	log "$target: FAIL: /test.sh exited ${rc:-?} (guest finished in ${secs}s; log $logf)"
+	log "$1: FAIL: /test.sh exited ${rc:-?} (guest finished in ${secs}s; log $logf)"
 	exit 1
 fi
 if [ "${st[0]}" = 124 ] || [ "${st[0]}" = 137 ]; then
-	log "$target: FAIL: no MMSCOPE-VM-DONE within ${tmo}s (timed out; log $logf)"
+	log "$1: FAIL: no MMSCOPE-VM-DONE within ${tmo}s (timed out; log $logf)"
 else
-	log "$target: FAIL: QEMU exited with status ${st[0]} after ${secs}s without MMSCOPE-VM-DONE (panic or boot failure? log $logf)"
+	log "$1: FAIL: QEMU exited with status ${st[0]} after ${secs}s without MMSCOPE-VM-DONE (panic or boot failure? log $logf)"
 fi
 exit 2

@@ -69,12 +69,22 @@ host_arch_ok() {
 # that), and a broken index of one architecture stops only what needs it.
 
 # guest_apt ARCH: set GAPT_GET and GAPT_CACHE, apt-get and apt-cache for Debian architecture ARCH.
+# With GUEST_SUITE set (a Debian release other than the host's: bullseye, trixie), that
+# release's own sources (main, -updates, -security on $MMSCOPE_VM_MIRROR, deb.debian.org by
+# default) and lists ($CACHE/apt/<arch>-<suite>) instead of the host's; the host's
+# debian-archive-keyring has the keys of bullseye and trixie.
 guest_apt() {
-	local d="$CACHE/apt/$1"
+	local d="$CACHE/apt/$1${GUEST_SUITE:+-$GUEST_SUITE}" m=${MMSCOPE_VM_MIRROR:-http://deb.debian.org}
 	mkdir -p "$d/lists/partial" "$d/cache/archives/partial"
 	[ -f "$d/status" ] || : >"$d/status"
 	local o=(-o "APT::Architecture=$1" -o "APT::Architectures::=$1" -o "Dir::State::Lists=$d/lists"
 		-o "Dir::Cache=$d/cache" -o "Dir::State::status=$d/status" -o APT::Sandbox::User=root)
+	if [ -n "${GUEST_SUITE:-}" ]; then
+		printf 'deb %s/debian %s main\ndeb %s/debian %s-updates main\ndeb %s/debian-security %s-security main\n' \
+			"$m" "$GUEST_SUITE" "$m" "$GUEST_SUITE" "$m" "$GUEST_SUITE" >"$d/sources.list"
+		mkdir -p "$d/sources.list.d"
+		o+=(-o "Dir::Etc::sourcelist=$d/sources.list" -o "Dir::Etc::sourceparts=$d/sources.list.d")
+	fi
 	GAPT_GET=(apt-get "${o[@]}" -y -q)
 	GAPT_CACHE=(apt-cache "${o[@]}")
 	GAPT_LISTS="$d/lists"
