@@ -1306,6 +1306,18 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 		verbose_msg("[%.0f ms] object opened", (double)(now_ns() - t_begin) / 1e6);
 		err = mmscope__load(s->skel);
 		verbose_msg("[%.0f ms] programs loaded", (double)(now_ns() - t_begin) / 1e6);
+		/* A verifier that refuses the DWARF walk (its instruction or complexity limits
+		 * differ by kernel): frame pointers, said, unless --unwind dwarf asked for it. */
+		if (err && s->unwind_dwarf && s->opts->unwind == UNWIND_AUTO) {
+			snprintf(s->unwind_why, sizeof(s->unwind_why),
+				 "the verifier refused the DWARF walk (%s; -v shows its log)",
+				 strerror(-err));
+			verbose_msg("user stacks: frame pointers: %s", s->unwind_why);
+			s->unwind_dwarf = false;
+			detach_all(s);
+			tries--; /* not an attach failure: the same selection again */
+			continue;
+		}
 		if (err) {
 			err_msg("cannot load the BPF programs: %s (run with -v for the verifier "
 				"log)",
