@@ -215,6 +215,52 @@ static int merge_raw(const struct cfi_raw *a, const struct cfi_raw *b, struct cf
 	return 0;
 }
 
+/* How far past the entry point its outermost frame is assumed when no CFI covers it. */
+#define ENTRY_SPAN 64
+
+/*
+ * The program's entry point is the outermost frame. Where a file has no CFI there (the dynamic
+ * loader's _start, which calls _dl_start and falls into _dl_start_user: no FDE covers either),
+ * a walk reaching it ended as a gap, as if it had failed; the rows from the entry point up to
+ * the next row (ENTRY_SPAN bytes at most) say CFI_END instead. A file whose entry has a row
+ * (crt1's _start, RA undefined) is left as it is.
+ */
+static int mark_entry(struct cfi_raw *raw, uint64_t entry)
+{
+	static const struct cfi_rule end = {.kind = CFI_END}, gap;
+	size_t i = 0, at;
+	uint64_t stop;
+
+	if (!entry)
+		return 0;
+	while (i < raw->n && raw->rows[i].addr <= entry)
+		i++;
+	/* rows[i - 1] covers entry (none: before the first row, a gap too) */
+	if (i > 0 && raw->rows[i - 1].rule.kind != CFI_GAP)
+		return 0;
+	stop = i < raw->n && raw->rows[i].addr < entry + ENTRY_SPAN ? raw->rows[i].addr
+								    : entry + ENTRY_SPAN;
+	at = i > 0 && raw->rows[i - 1].addr == entry ? i - 1 : i;
+	/* Room for two more rows: the END row and the gap after it. */
+	if (raw_append(raw, 0, &gap) || raw_append(raw, 0, &gap))
+		return -ENOMEM;
+	raw->n -= 2;
+	if (at == i) { /* a new row at entry */
+		memmove(&raw->rows[i + 1], &raw->rows[i], (raw->n - i) * sizeof(raw->rows[0]));
+		raw->n++;
+	}
+	raw->rows[at].addr = entry;
+	raw->rows[at].rule = end;
+	if (at + 1 >= raw->n || raw->rows[at + 1].addr > stop) {
+		memmove(&raw->rows[at + 2], &raw->rows[at + 1],
+			(raw->n - at - 1) * sizeof(raw->rows[0]));
+		raw->n++;
+		raw->rows[at + 1].addr = stop;
+		raw->rows[at + 1].rule = gap;
+	}
+	return 0;
+}
+
 static int from_elf(Elf *elf, struct cfi_table **out)
 {
 	Elf_Scn *scn = NULL, *eh = NULL, *debug = NULL;
@@ -302,6 +348,8 @@ static int from_elf(Elf *elf, struct cfi_table **out)
 		}
 		free(dbg.rows);
 	}
+	if (!err)
+		err = mark_entry(&raw, eh_hdr.e_entry);
 	if (!err)
 		err = build(t, &raw);
 	free(raw.rows);
