@@ -122,6 +122,10 @@ struct unwind_walk {
 	__u32 lo, hi; /* the row search's bounds (unwind_rule_at()) */
 	__u32 frames_cfi, frames_fp, frames_cached; /* added to the counters at the end */
 	__u32 pad;
+	/* The frame's mapping and rule: here, not on the walk's stack (unwind_vma_found()). */
+	struct unwind_vma vma;
+	struct cfi_rule rule;
+	__u32 pad2;
 };
 
 #endif

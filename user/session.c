@@ -1304,7 +1304,11 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 		set_autoload(s);
 		configure(s);
 		verbose_msg("[%.0f ms] object opened", (double)(now_ns() - t_begin) / 1e6);
+		/* With the DWARF walk on trial (--unwind auto), a refusal is said once, by the
+		 * fallback below, not as the verifier's log on stderr (-v still shows it). */
+		libbpf_quiet = s->unwind_dwarf && opts->unwind == UNWIND_AUTO && !verbose;
 		err = mmscope__load(s->skel);
+		libbpf_quiet = false;
 		verbose_msg("[%.0f ms] programs loaded", (double)(now_ns() - t_begin) / 1e6);
 		/* A verifier that refuses the DWARF walk (its instruction or complexity limits
 		 * differ by kernel): frame pointers, said, unless --unwind dwarf asked for it. */
