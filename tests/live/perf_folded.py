@@ -2,7 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0
 """perf script output -> folded stacks, for comparing perf's DWARF-unwound stacks with mmscope's.
 
-  perf script --no-inline -F comm,tid,ip,sym,dso -i perf.data | perf_folded.py > perf.folded
+  perf script --no-inline -F comm,tid,event,ip,sym,dso -i perf.data | perf_folded.py > folded
+  perf_folded.py --clear-mmap-build-ids perf.data
+
+The second form repairs a perf.data whose perf record did not ask for build IDs in its mmap
+records (no --buildid-mmap) before perf script reads it: it clears the flag
+PERF_RECORD_MISC_MMAP_BUILD_ID of every MMAP2 record, and prints how many had it. On this
+host's kernel the flag leaks into other sessions' MMAP2 records while a perf event that asks
+for build IDs is open anywhere (mmscope's mmap log opens one: user/mmap_log.c). The record
+then holds the device and inode where the flag says a build ID is, perf 6.1 reads the major
+number (254 here) as the build ID's size and aborts ("assertion failed at
+util/build-id.c:1010", "stack smashing detected").
 
 Each sample is one fault (perf record -e page-faults -c 1). Output lines are
   comm;ROOT;...;LEAF COUNT
@@ -17,8 +27,10 @@ perf knows neither. Inlined entries (perf without --no-inline) are dropped: they
 debug information, not from the stack.
 """
 import collections
+import mmap
 import os
 import re
+import struct
 import sys
 
 # A frame: "\t    ffffffff8177d51a elf_load ([kernel.kallsyms])",
@@ -69,7 +81,32 @@ def fold(lines):
     return counts
 
 
+PERF_RECORD_MMAP2 = 10
+PERF_RECORD_MISC_MMAP_BUILD_ID = 1 << 14
+
+
+def clear_mmap_build_ids(path):
+    """Clears the build-ID flag of the MMAP2 records of a perf.data file; their number."""
+    n = 0
+    with open(path, "r+b") as f, mmap.mmap(f.fileno(), 0) as m:
+        # struct perf_file_header: magic, size, attr_size, attrs {offset, size}, data {...}
+        off, size = struct.unpack_from("<QQ", m, 40)
+        end = min(off + size, len(m))
+        while off + 8 <= end:
+            rtype, misc, rsize = struct.unpack_from("<IHH", m, off)
+            if rsize < 8:
+                break
+            if rtype == PERF_RECORD_MMAP2 and misc & PERF_RECORD_MISC_MMAP_BUILD_ID:
+                struct.pack_into("<H", m, off + 4, misc & ~PERF_RECORD_MISC_MMAP_BUILD_ID)
+                n += 1
+            off += rsize
+    return n
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--clear-mmap-build-ids":
+        print(clear_mmap_build_ids(sys.argv[2]))
+        return
     src = open(sys.argv[1], errors="replace") if len(sys.argv) > 1 else sys.stdin
     for stack, n in sorted(fold(src).items(), key=lambda kv: (-kv[1], kv[0])):
         print("%s %d" % (stack, n))

@@ -118,15 +118,22 @@ if ds_run "$fp_label: deep_stack" "$DS" "${fp_opts[@]}"; then
 fi
 
 # perf_fold OUT CMD... : perf's DWARF-unwound stacks of CMD's faults, folded, into OUT (CMD's
-# stdout into OUT.cmd); 1 if perf recorded nothing. No build IDs (-B -N): perf script finds
-# the files by path, and perf record neither reads nor writes the build-ID cache in ~/.debug,
-# which tests running alongside share (perf 6.1's record aborted at its end here, "assertion
-# failed at util/build-id.c:1010", while others used it).
+# stdout into OUT.cmd); 1 if perf recorded nothing.
+#  --no-bpf-event: the BPF programs loaded on the host (other tests' mmscope) are none of
+#    the workload's business.
+#  -B -N: no build IDs; perf script finds the files by their paths, and nothing is copied
+#    into the build-ID cache in ~/.debug that every perf user of the host shares.
+#  perf_folded.py --clear-mmap-build-ids: while another mmscope runs on the host, this
+#    kernel marks perf's own mmap records as holding build IDs, and perf script aborts on
+#    them (perf_folded.py says more).
 perf_fold() {
-	local out=$1
+	local out=$1 n
 	shift
-	perf record -B -N -q -m 16M -e page-faults -c 1 --call-graph dwarf,$PERF_STACK \
-		-o "$TMP/perf.data" -- "$@" >"$out.cmd" 2>"$out.err"
+	perf record --no-bpf-event -B -N -q -m 16M -e page-faults -c 1 \
+		--call-graph dwarf,$PERF_STACK -o "$TMP/perf.data" -- "$@" >"$out.cmd" 2>"$out.err"
+	n=$(python3 "$HERE/perf_folded.py" --clear-mmap-build-ids "$TMP/perf.data" 2>>"$out.err")
+	case $n in '' | *[!0-9]*) n=0 ;; esac
+	[ "$n" -gt 0 ] && echo "# perf: $n mmap records of $(basename "$out" .pfolded) marked as holding build IDs (cleared)"
 	perf script --no-inline -F comm,tid,event,ip,sym,dso -i "$TMP/perf.data" 2>>"$out.err" |
 		python3 "$HERE/perf_folded.py" >"$out"
 	rm -f "$TMP/perf.data"
