@@ -603,6 +603,7 @@ static void configure(struct session *s)
 		bpf_map__set_max_entries(sk->maps.unwind_files, 1);
 		bpf_map__set_max_entries(sk->maps.unwind_vmas, 1);
 		bpf_map__set_max_entries(sk->maps.unwind_pcs, 1);
+		bpf_map__set_max_entries(sk->maps.unwind_proc_vmas, 1);
 	}
 	/* Hash maps are preallocated: the ones this run's hooks never touch cost start-up time
 	 * and memory for nothing. */
