@@ -21,22 +21,24 @@ import re
 import statistics
 import sys
 
-CONFIGS = ["base", "mm_stat", "mm_faults", "mm_folded", "mm_tlb", "perf_stat", "perf_record",
-           "bt_count", "bt_pair", "bt_stacks"]
+CONFIGS = ["base", "mm_stat", "mm_faults", "mm_folded", "mm_folded_fp", "mm_tlb", "perf_stat",
+           "perf_record", "perf_dwarf", "bt_count", "bt_pair", "bt_stacks"]
 LABEL = {
     "base": "baseline (no tracer)",
     "mm_stat": "mmscope stat",
     "mm_faults": "mmscope faults",
-    "mm_folded": "mmscope faults --folded",
+    "mm_folded": "mmscope faults --folded (dwarf)",
+    "mm_folded_fp": "mmscope faults --folded --unwind fp",
     "mm_tlb": "mmscope tlb",
     "perf_stat": "perf stat",
     "perf_record": "perf record -g",
+    "perf_dwarf": "perf record --call-graph dwarf",
     "bt_count": "bpftrace count",
     "bt_pair": "bpftrace pairing",
     "bt_stacks": "bpftrace stacks",
 }
-MM = ["mm_stat", "mm_faults", "mm_folded", "mm_tlb"]
-PEERS = ["perf_stat", "perf_record", "bt_count", "bt_pair", "bt_stacks"]
+MM = ["mm_stat", "mm_faults", "mm_folded", "mm_folded_fp", "mm_tlb"]
+PEERS = ["perf_stat", "perf_record", "perf_dwarf", "bt_count", "bt_pair", "bt_stacks"]
 # Where faults dominate the work (the fault-cost targets are judged on these). Not
 # mprotect_toggle --single: its region is pre-faulted and mprotect() back to read/write makes
 # exclusive anonymous ptes writable at once (64fe24a3e05e, Linux 6.0), so its loop takes no
@@ -44,13 +46,15 @@ PEERS = ["perf_stat", "perf_record", "bt_count", "bt_pair", "bt_stacks"]
 # tlb_switch, a pte-change/TLB workload, whose ratios are shown but judge no fault target.
 FAULT_HEAVY = ["page_touch", "exec_loop", "fork_exec"]
 # Programs that collect stacks, per mode (the rest count): faults' entry programs take the user
-# leaf frame's build ID (cached per location); --folded's entry programs capture both stacks and
-# its completion programs count the fault's (stacks, class) record (folded_count()).
+# leaf frame's build ID (cached per location); --folded's entry programs capture both stacks
+# (by DWARF tables, or by frame pointers with --unwind fp: the same programs) and its
+# completion programs count the fault's (stacks, class) record (folded_count()).
 STACK_PROGS = {
     "mm_faults": {"pf_user_btf", "pf_kernel_btf", "pf_user_tp", "pf_kernel_tp", "pf_perf"},
     "mm_folded": {"pf_user_btf", "pf_kernel_btf", "pf_user_tp", "pf_kernel_tp", "pf_perf",
                   "pf_done_minor", "pf_done_major"},
 }
+STACK_PROGS["mm_folded_fp"] = STACK_PROGS["mm_folded"]
 TARGET_COUNT_NS = 100
 TARGET_STACK_NS = 1000
 # The measurement floor of each mmscope program: the empty bpftrace program on the same event
@@ -371,6 +375,7 @@ def main():
     P("x base = min / min of the baseline; events/s = events the tracer handled / loop time")
     P("=" * 100)
 
+    lw = max([24] + [len(LABEL[c]) for c in configs])
     summary = {}
     for w in workloads:
         wr = [r for r in rows if r["workload"] == w]
@@ -380,8 +385,8 @@ def main():
         base_cpu = stats([r["cpu_ns"] for r in wr if r["config"] == "base" and r["rc"] == 0])
         P()
         P("%s %s%s" % (w, wl_args[w], "" if w in FAULT_HEAVY else "   (TLB/switch workload: no fault target)"))
-        P("  %-24s %8s %8s %8s %7s | %8s %8s %8s %7s %7s | %10s %6s %s"
-          % ("configuration", "loop min", "med", "max", "x base", "cpu min", "med", "max",
+        P("  %-*s %8s %8s %8s %7s | %8s %8s %8s %7s %7s | %10s %6s %s"
+          % (lw, "configuration", "loop min", "med", "max", "x base", "cpu min", "med", "max",
              "x base", "paired", "events/s", "lost", "ok"))
         for c in configs:
             cr = [r for r in wr if r["config"] == c]
@@ -407,8 +412,8 @@ def main():
             }
             entry["configs"][c] = e
             summary[(w, c)] = e
-            P("  %-24s %s %s %s %s | %s %s %s %s %s | %10s %6s %d/%d"
-              % (LABEL[c], fmt_ms(ls and ls["min"]), fmt_ms(ls and ls["median"]),
+            P("  %-*s %s %s %s %s | %s %s %s %s %s | %10s %6s %d/%d"
+              % (lw, LABEL[c], fmt_ms(ls and ls["min"]), fmt_ms(ls and ls["median"]),
                  fmt_ms(ls and ls["max"]), fmt_ratio(e["loop_ratio_min"]),
                  fmt_ms(cs and cs["min"]), fmt_ms(cs and cs["median"]), fmt_ms(cs and cs["max"]),
                  fmt_ratio(e["cpu_ratio_min"]), fmt_ratio(e["cpu_ratio_paired_median"]),
@@ -419,15 +424,16 @@ def main():
         peers = [c for c in PEERS if c in configs]
         if mms and peers:
             P("  loop min ratio, mmscope / peer (< 1: mmscope cheaper):")
-            P("  %-24s " % "" + " ".join("%15s" % LABEL[p] for p in peers))
+            cw = [max(15, len(LABEL[p])) for p in peers]
+            P("  %-*s " % (lw, "") + " ".join("%*s" % (n, LABEL[p]) for n, p in zip(cw, peers)))
             for m in mms:
                 cells = []
-                for p in peers:
+                for n, p in zip(cw, peers):
                     lm, lp = summary[(w, m)]["loop_ns"], summary[(w, p)]["loop_ns"]
                     r = ratio(lm and lm["min"], lp and lp["min"])
                     entry["peer_ratios"].setdefault(m, {})[p] = r
-                    cells.append("%15s" % fmt_ratio(r).strip())
-                P("  %-24s " % LABEL[m] + " ".join(cells))
+                    cells.append("%*s" % (n, fmt_ratio(r).strip()))
+                P("  %-*s " % (lw, LABEL[m]) + " ".join(cells))
 
     # ---- start-up ----
     st_path = os.path.join(out, "startup.tsv")
@@ -610,7 +616,8 @@ def main():
                     if share["net"] > lim - 1:
                         t["holds"] = False
                         t["detail"] += ", over the limit by themselves"
-        for c, p in (("mm_faults", "bt_pair"), ("mm_folded", "perf_record"), ("mm_stat", "bt_count")):
+        for c, p in (("mm_faults", "bt_pair"), ("mm_folded", "perf_record"),
+                     ("mm_folded", "perf_dwarf"), ("mm_stat", "bt_count")):
             if (w, c) in summary and (w, p) in summary:
                 strict = p != "bt_count"
                 timing_target("%s %s %s, %s" % (LABEL[c], "cheaper than" if strict else
@@ -618,6 +625,12 @@ def main():
                               cpu_r(w, c, p), loop_r(w, c, p),
                               (lambda r: r < 1.0) if strict else (lambda r: r <= 1.0),
                               paired_r(w, c, p))
+                # a peer that dropped events did less work than the run asked of it (perf's
+                # dwarf mode copies 8 KB of stack a sample and overruns its buffer)
+                pl = summary[(w, p)]["lost_total"]
+                if pl:
+                    T[-1]["detail"] += "; %s lost %d (its time is that of fewer stacks)" % (
+                        LABEL[p], pl)
     lost_all = [(w, c, summary[(w, c)]["lost_total"]) for w in workloads for c in MM
                 if (w, c) in summary and summary[(w, c)]["lost_total"] is not None]
     if lost_all:

@@ -24,8 +24,9 @@ usage() {
   --quick           3 runs, smaller workloads, 3 start-up runs (about 5 minutes)
   -n, --runs N      interleaved timed runs of each (workload, configuration) (default 9)
   -w, --workloads L comma list of: page_touch exec_loop fork_exec mprotect_toggle tlb_switch
-  -c, --configs L   comma list of: base mm_stat mm_faults mm_folded mm_tlb perf_stat
-                    perf_record bt_count bt_pair bt_stacks (base is always run)
+  -c, --configs L   comma list of: base mm_stat mm_faults mm_folded mm_folded_fp mm_tlb
+                    perf_stat perf_record perf_dwarf bt_count bt_pair bt_stacks
+                    (base is always run)
       --no-profile  skip the profile pass (BPF run time per program, RSS, map memory)
       --no-startup  skip the start-up measurement
       --keep-bpf-stats  leave kernel.bpf_stats_enabled as found during the timed runs
@@ -49,7 +50,7 @@ KEEP_STATS=0
 JUDGE=${JUDGE:-cpu}
 RUNS=${RUNS:-}
 WORKLOADS=${WORKLOADS:-page_touch,exec_loop,fork_exec,mprotect_toggle,tlb_switch}
-CONFIGS=${CONFIGS:-base,mm_stat,mm_faults,mm_folded,mm_tlb,perf_stat,perf_record,bt_count,bt_pair,bt_stacks}
+CONFIGS=${CONFIGS:-base,mm_stat,mm_faults,mm_folded,mm_folded_fp,mm_tlb,perf_stat,perf_record,perf_dwarf,bt_count,bt_pair,bt_stacks}
 OUT=${OUT:-$BUILD/bench}
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -88,8 +89,8 @@ IFS=, read -r -a cfgs <<<"$CONFIGS"
 for w in "${wls[@]}"; do [ -n "${WL_ARGS[$w]+x}" ] || die "unknown workload: $w"; done
 [[ ",$CONFIGS," == *,base,* ]] || cfgs=(base "${cfgs[@]}")
 for c in "${cfgs[@]}"; do
-	case $c in base | mm_stat | mm_faults | mm_folded | mm_tlb | perf_stat | perf_record | \
-		bt_count | bt_pair | bt_stacks) ;;
+	case $c in base | mm_stat | mm_faults | mm_folded | mm_folded_fp | mm_tlb | perf_stat | \
+		perf_record | perf_dwarf | bt_count | bt_pair | bt_stacks) ;;
 	*) die "unknown configuration: $c" ;;
 	esac
 done
@@ -165,9 +166,11 @@ build_cmd() {
 	mm_stat) RUN=("$MM" stat --json -o "$aux" -- "$@") ;;
 	mm_faults) RUN=("$MM" faults --json -o "$aux" -- "$@") ;;
 	mm_folded) RUN=("$MM" faults --folded -o "$aux" -- "$@") ;;
+	mm_folded_fp) RUN=("$MM" faults --folded --unwind fp -o "$aux" -- "$@") ;;
 	mm_tlb) RUN=("$MM" tlb --json -o "$aux" -- "$@") ;;
 	perf_stat) RUN=("$PERF" stat -e "$PERF_EVENTS" -o "$aux" -- "$@") ;;
 	perf_record) RUN=("$PERF" record -e page-faults -c 1 -g -o "$aux.data" -- "$@") ;;
+	perf_dwarf) RUN=("$PERF" record -e page-faults -c 1 --call-graph dwarf -o "$aux.data" -- "$@") ;;
 	bt_count) RUN=("$BPFTRACE" -o "$aux" -e "$BT_COUNT" -c "$cmdstr") ;;
 	bt_pair) RUN=("$BPFTRACE" -o "$aux" -e "$BT_PAIR" -c "$cmdstr") ;;
 	bt_stacks) RUN=("$BPFTRACE" -o "$aux" -e "$BT_STACKS" -c "$cmdstr") ;;
@@ -191,12 +194,12 @@ run_one() {
 	loop=$(sed -n 's/.* loop_ns=\([0-9]*\).*/\1/p' <<<"$line")
 	cpu=$(sed -n 's/.* cpu_ns=\([0-9]*\).*/\1/p' <<<"$line")
 	case $cfg in
-	mm_folded)
+	mm_folded | mm_folded_fp)
 		events=$(awk '{ s += $NF } END { print s + 0 }' "$aux" 2>/dev/null)
 		lost=$(sed -n 's/.*warning: lost \([0-9]*\).*/\1/p' "$err" | awk '{ s += $1 } END { print s + 0 }')
 		[ "$round" = 1 ] || rm -f "$aux"
 		;;
-	perf_record)
+	perf_record | perf_dwarf)
 		events=$(sed -n 's/.*(\([0-9]*\) samples).*/\1/p' "$err" | tail -1)
 		# LOST records (perf report --stats reads the whole file: first round only)
 		[ "$round" = 1 ] && lost=$("$PERF" report -i "$aux.data" --stats 2>/dev/null |
@@ -296,6 +299,7 @@ if [ "$PROFILE" = 1 ]; then
 			mm_stat) mode=(stat --json -o) ext=json ;;
 			mm_faults) mode=(faults --json -o) ext=json ;;
 			mm_folded) mode=(faults --folded -o) ext=folded ;;
+			mm_folded_fp) mode=(faults --folded --unwind fp -o) ext=folded ;;
 			mm_tlb) mode=(tlb --json -o) ext=json ;;
 			*) continue ;;
 			esac
