@@ -5,7 +5,7 @@ OUT/results.json. Reads what tools/bench/run.sh left in OUT:
 
   samples.tsv     one line per timed run: round workload config rc loop_ns cpu_ns wall_ns
                   events lost aux (aux: the tracer's own output, under OUT)
-  workloads.tsv   workload and its arguments
+  workloads.tsv   workload, its arguments and the summary line of its untimed run
   startup.tsv     config run attach_ns wall_ns
   profile/        W.C.bpf.json (bpfprof.py), W.C.time (/usr/bin/time -v), W.C.json|.folded,
                   W.C.workload (the workload's summary line)
@@ -55,6 +55,9 @@ STACK_PROGS = {
                   "pf_done_minor", "pf_done_major"},
 }
 STACK_PROGS["mm_folded_fp"] = STACK_PROGS["mm_folded"]
+# The per-fault costs of collecting stacks: these, each over the baseline, and the DWARF walk's
+# own (mm_folded - mm_folded_fp), on the fault-heavy workloads.
+STACK_CONFIGS = ["mm_folded_fp", "mm_folded", "perf_record", "perf_dwarf"]
 TARGET_COUNT_NS = 100
 TARGET_STACK_NS = 1000
 # The measurement floor of each mmscope program: the empty bpftrace program on the same event
@@ -357,10 +360,11 @@ def main():
     meta = dict(m.split("=", 1) for m in a.meta)
     meta["runs"] = a.runs
     meta["bench_seconds"] = a.seconds
-    wl_args = {}
+    wl_args, wl_line = {}, {}
     for line in open(os.path.join(out, "workloads.tsv")):
-        w, _, args = line.rstrip("\n").partition("\t")
+        w, args, summ = (line.rstrip("\n").split("\t") + ["", ""])[:3]
         wl_args[w] = args
+        wl_line[w] = summ
     workloads = list(wl_args)
     rows = load_samples(out)
     configs = [c for c in CONFIGS if any(r["config"] == c for r in rows)]
@@ -553,10 +557,85 @@ def main():
                     raw, net = accounted_bpf_ns(d, floors.get(w), floor_med.get(w))
                     bc = untraced["cpu_ns"]["min"]
                     d["bpf_share_of_base_cpu"] = {"raw": raw / bc, "net": net / bc}
+                    d["bpf_loop_ns"] = {"raw": raw, "net": net}
                     P("      in-program time on the loop's events: %.1f ms, %.1f%% of the untraced"
                       " loop's CPU min (%.1f%% net of the floor)%s"
                       % (raw / 1e6, 100 * raw / bc, 100 * net / bc,
                          "" if d.get("pause_seen") else "; set-up included (its pause not seen)"))
+
+    # ---- the cost of a fault's stack: DWARF walk against frame pointers, mmscope against perf ----
+    def loop_faults(w):
+        """The faults of the workload's loop, and where the number comes from: the workload's
+        own arithmetic where its line has it (page_touch's expected_faults); else the median
+        of what the --folded runs counted, which has the command's start-up and exit faults
+        too (exec_loop, fork_exec: a few dozen a process, against the loop's thousands)."""
+        m = re.search(r"\bexpected_faults=(\d+)", wl_line.get(w, ""))
+        if m and int(m.group(1)):
+            return int(m.group(1)), "expected_faults, the workload's own line"
+        ev = [r["events"] for c in ("mm_folded", "mm_folded_fp") if (w, c) in summary
+              for r in summary[(w, c)]["samples"] if r["rc"] == 0 and r["events"]]
+        if ev:
+            return statistics.median(ev), "counted by mmscope --folded, start-up included"
+        return None, None
+
+    def paired_delta(runs, other_runs):
+        """Median over rounds of cpu_ns(run) - cpu_ns(the other configuration's run of the
+        same round): the difference's counterpart of paired_median()."""
+        by_round = {x["round"]: x["cpu_ns"] for x in other_runs if x["rc"] == 0 and x["cpu_ns"]}
+        ds = [x["cpu_ns"] - by_round[x["round"]] for x in runs
+              if x["rc"] == 0 and x["cpu_ns"] and x["round"] in by_round]
+        return statistics.median(ds) if ds else None
+
+    def per_fault(w, c, other, n):
+        a_, b_ = summary.get((w, c)), summary.get((w, other))
+        if not a_ or not b_ or not a_["cpu_ns"] or not b_["cpu_ns"]:
+            return None, None
+        pd = paired_delta(a_["samples"], b_["samples"])
+        return ((a_["cpu_ns"]["min"] - b_["cpu_ns"]["min"]) / n,
+                pd / n if pd is not None else None)
+
+    def fmt_ns(v):
+        return "%+.0f" % v if v is not None else "n/a"
+
+    res["stack_cost_per_fault"] = {}
+    costed = [w for w in workloads if w in FAULT_HEAVY and (w, "base") in summary and
+              any((w, c) in summary for c in STACK_CONFIGS)]
+    if costed:
+        P()
+        P("stacks, per fault: CPU time the tracer adds to the workload's loop, (cpu min - baseline")
+        P("cpu min) / faults, and the median over rounds of the same difference (paired); the DWARF")
+        P("walk's own cost is mmscope --folded's (dwarf) less its --unwind fp's, in the same way")
+    for w in costed:
+        n, src = loop_faults(w)
+        if not n:
+            P("  %s: no fault count (neither expected_faults nor a --folded run)" % w)
+            continue
+        e = res["stack_cost_per_fault"][w] = {"faults": n, "faults_from": src, "over_base": {}}
+        P("  %s: %d faults (%s)" % (w, n, src))
+        for c in STACK_CONFIGS:
+            if (w, c) not in summary:
+                continue
+            mn, pd = per_fault(w, c, "base", n)
+            lost = summary[(w, c)]["lost_total"]
+            e["over_base"][c] = {"ns_min": mn, "ns_paired": pd, "lost": lost}
+            P("    %-*s %8s ns a fault (paired %s)%s" % (
+                lw, LABEL[c], fmt_ns(mn), fmt_ns(pd),
+                "; lost %d (fewer stacks than faults)" % lost if lost else ""))
+        if (w, "mm_folded") in summary and (w, "mm_folded_fp") in summary:
+            mn, pd = per_fault(w, "mm_folded", "mm_folded_fp", n)
+            e["dwarf_walk"] = {"ns_min": mn, "ns_paired": pd}
+            line = "    %-*s %8s ns a fault (paired %s)" % (
+                lw, "the DWARF walk's own (dwarf - fp)", fmt_ns(mn), fmt_ns(pd))
+            pw = prof.get(w, {})
+            bd, bf = (pw.get(c, {}).get("bpf_loop_ns") for c in ("mm_folded", "mm_folded_fp"))
+            if bd and bf:
+                # the programs' in-program time on the loop's events, net of the floor (profile
+                # pass): the part of the difference that is the walk itself, free of the timing
+                # noise but with the profile pass's colder caches (bpf_stats' clock reads)
+                e["dwarf_walk"]["bpf_net_ns"] = {"dwarf": bd["net"] / n, "fp": bf["net"] / n}
+                line += "; its BPF programs (net) %.0f against %.0f ns a fault (%s)" % (
+                    bd["net"] / n, bf["net"] / n, fmt_ns((bd["net"] - bf["net"]) / n))
+            P(line)
 
     # ---- targets ----
     T = res["targets"]

@@ -141,7 +141,6 @@ RAW=$OUT/raw
 mkdir -p "$RAW" "$OUT/profile" || die "cannot create $OUT"
 SAMPLES=$OUT/samples.tsv
 printf 'round\tworkload\tconfig\trc\tloop_ns\tcpu_ns\twall_ns\tevents\tlost\taux\n' >"$SAMPLES"
-for w in "${wls[@]}"; do printf '%s\t%s\n' "$w" "${WL_ARGS[$w]}"; done >"$OUT/workloads.tsv"
 
 # ---- the peers' programs (bpftrace 0.17 syntax) ----
 BT_COUNT='tracepoint:exceptions:page_fault_user { @[args->error_code] = count(); }'
@@ -240,9 +239,12 @@ for c in "${cfgs[@]}"; do
 	timeout "$TIMEOUT" "${RUN[@]}" >/dev/null 2>&1 </dev/null
 	rm -f "$TMP"/warm*
 done
+# workloads.tsv: each workload, its arguments and the summary line of its untimed run, whose
+# arithmetic (page_touch's expected_faults) the report divides the per-fault costs by.
 for w in "${wls[@]}"; do
 	read -r -a cmd <<<"$BIN/$w ${WL_ARGS[$w]}"
-	timeout "$TIMEOUT" "${cmd[@]}" >/dev/null 2>&1 </dev/null
+	line=$(timeout "$TIMEOUT" "${cmd[@]}" 2>/dev/null </dev/null | grep -a "^$w: " | tail -1)
+	printf '%s\t%s\t%s\n' "$w" "${WL_ARGS[$w]}" "$line" >>"$OUT/workloads.tsv"
 done
 
 # ---- timed runs: rounds; in each, every workload with every configuration, shuffled ----
