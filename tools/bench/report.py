@@ -9,6 +9,7 @@ OUT/results.json. Reads what tools/bench/run.sh left in OUT:
   startup.tsv     config run attach_ns wall_ns
   profile/        W.C.bpf.json (bpfprof.py), W.C.time (/usr/bin/time -v), W.C.json|.folded,
                   W.C.workload (the workload's summary line)
+  unwind/W.json   mmscope faults --svg --json of one untimed run: its "unwind" object
 
 Ratios are of minimums (min over the runs of the config / min over the runs of the other),
 the least noisy estimate on a host whose steal time and neighbours inflate medians.
@@ -231,6 +232,36 @@ def traced_counts(stem):
     return m
 
 
+def load_unwind(out, w):
+    """The "unwind" object of the workload's one mmscope faults --svg --json run (run.sh), with
+    root_share: the share of the walks that reached the outermost frame."""
+    try:
+        uw = json.load(open(os.path.join(out, "unwind", w + ".json"))).get("unwind")
+    except (OSError, ValueError):
+        return None
+    if not isinstance(uw, dict):
+        return None
+    walks, ended = uw.get("walks"), uw.get("ended") or {}
+    uw["root_share"] = ended.get("root", 0) / walks if walks else None
+    return uw
+
+
+def unwind_line(uw):
+    if uw.get("method") != "dwarf":
+        return "user stacks walked by frame pointers on this host: %s" % uw.get("why_not_dwarf")
+    walks, ended, t = uw.get("walks") or 0, uw.get("ended") or {}, uw.get("tables") or {}
+    if not walks:
+        return "DWARF walks: none in the summary run"
+    others = ", ".join("%s %d" % (k, v) for k, v in sorted(ended.items(), key=lambda x: -x[1])
+                       if k != "root" and v)
+    return ("DWARF walks reaching the outermost frame: %.1f%% (%d of %d%s; one mmscope faults"
+            " --svg --json run); %.1f steps a walk; tables: %d files, %d rows, %.1f MB"
+            % (100 * uw["root_share"], ended.get("root", 0), walks,
+               "; the others: " + others if others else "",
+               ((uw.get("frames_cfi") or 0) + (uw.get("frames_fp") or 0)) / walks,
+               t.get("files", 0), t.get("rows", 0), t.get("bytes", 0) / 2**20))
+
+
 def load_floor(out, workloads):
     """Per workload: the floor programs' ns/run by name (f_* empty, each alone on its hook;
     c_pf_user the smallest counting program, alone), and the median of the empty ones."""
@@ -438,6 +469,10 @@ def main():
                     entry["peer_ratios"].setdefault(m, {})[p] = r
                     cells.append("%*s" % (n, fmt_ratio(r).strip()))
                 P("  %-*s " % (lw, LABEL[m]) + " ".join(cells))
+        uw = load_unwind(out, w)
+        if uw:
+            entry["unwind"] = uw
+            P("  " + unwind_line(uw))
 
     # ---- start-up ----
     st_path = os.path.join(out, "startup.tsv")

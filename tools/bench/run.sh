@@ -257,6 +257,22 @@ for round in $(seq "$RUNS"); do
 	done
 done
 
+# ---- how far the DWARF walks got: one untimed run per workload ----
+# --folded writes only the stacks (its walk summary goes to stderr as text, and only with -v);
+# --svg with --json walks the same stacks with the same programs and puts the summary in the
+# JSON's "unwind" object, which the report reads ("walks reaching the outermost frame").
+if [[ " ${cfgs[*]} " == *" mm_folded "* ]]; then
+	say "bench: DWARF walk summary (one mmscope faults --svg /dev/null --json run per workload)"
+	mkdir -p "$OUT/unwind"
+	for w in "${wls[@]}"; do
+		read -r -a cmd <<<"$BIN/$w ${WL_ARGS[$w]}"
+		timeout "$TIMEOUT" "$MM" faults --svg /dev/null --json -o "$OUT/unwind/$w.json" -- \
+			"${cmd[@]}" >/dev/null 2>"$OUT/unwind/$w.stderr" </dev/null ||
+			say "  ! $w: no walk summary ($(tail -c 300 "$OUT/unwind/$w.stderr" | tr '\n' ' '))"
+		[ -s "$OUT/unwind/$w.stderr" ] || rm -f "$OUT/unwind/$w.stderr"
+	done
+fi
+
 # ---- start-up: launch to the command's first instruction, and launch-to-exit ----
 if [ "$STARTUP" = 1 ]; then
 	st_cfgs=()
