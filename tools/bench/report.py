@@ -592,7 +592,6 @@ def main():
                     raw, net = accounted_bpf_ns(d, floors.get(w), floor_med.get(w))
                     bc = untraced["cpu_ns"]["min"]
                     d["bpf_share_of_base_cpu"] = {"raw": raw / bc, "net": net / bc}
-                    d["bpf_loop_ns"] = {"raw": raw, "net": net}
                     P("      in-program time on the loop's events: %.1f ms, %.1f%% of the untraced"
                       " loop's CPU min (%.1f%% net of the floor)%s"
                       % (raw / 1e6, 100 * raw / bc, 100 * net / bc,
@@ -632,6 +631,16 @@ def main():
     def fmt_ns(v):
         return "%+.0f" % v if v is not None else "n/a"
 
+    def entry_net_ns(d):
+        """ns per traced event, net of the floor, of the instance's busiest user fault-entry
+        program (pf_user_btf or pf_user_tp: whichever hook was chosen), where it was measured."""
+        ps = [p for p in (d or {}).get("progs", []) if p["name"].startswith("pf_user") and
+              p.get("traced_ns_per_event") is not None]
+        if not ps:
+            return None
+        p = max(ps, key=lambda p: p["traced_events"])
+        return max(0.0, p["traced_ns_per_event"] - (p.get("floor_ns") or 0.0))
+
     res["stack_cost_per_fault"] = {}
     costed = [w for w in workloads if w in FAULT_HEAVY and (w, "base") in summary and
               any((w, c) in summary for c in STACK_CONFIGS)]
@@ -661,15 +670,19 @@ def main():
             e["dwarf_walk"] = {"ns_min": mn, "ns_paired": pd}
             line = "    %-*s %8s ns a fault (paired %s)" % (
                 lw, "the DWARF walk's own (dwarf - fp)", fmt_ns(mn), fmt_ns(pd))
-            pw = prof.get(w, {})
-            bd, bf = (pw.get(c, {}).get("bpf_loop_ns") for c in ("mm_folded", "mm_folded_fp"))
-            if bd and bf:
-                # the programs' in-program time on the loop's events, net of the floor (profile
-                # pass): the part of the difference that is the walk itself, free of the timing
-                # noise but with the profile pass's colder caches (bpf_stats' clock reads)
-                e["dwarf_walk"]["bpf_net_ns"] = {"dwarf": bd["net"] / n, "fp": bf["net"] / n}
-                line += "; its BPF programs (net) %.0f against %.0f ns a fault (%s)" % (
-                    bd["net"] / n, bf["net"] / n, fmt_ns((bd["net"] - bf["net"]) / n))
+            # The walk itself, free of the timing noise: the user fault-entry program (where
+            # the user stack is walked) per traced fault, net of the floor, in each instance of
+            # the profile pass. Not the programs' share of the loop: its set-up runs are every
+            # process's on the host, taken out of the target's traced events.
+            ent = {c: entry_net_ns(prof.get(w, {}).get(c)) for c in ("mm_folded", "mm_folded_fp")}
+            if None not in ent.values():
+                e["dwarf_walk"]["entry_prog_net_ns"] = {"dwarf": ent["mm_folded"],
+                                                        "fp": ent["mm_folded_fp"]}
+                line += "; user fault entry (profile pass, net) %.0f against %.0f ns (%s)" % (
+                    ent["mm_folded"], ent["mm_folded_fp"],
+                    fmt_ns(ent["mm_folded"] - ent["mm_folded_fp"]))
+            elif prof.get(w, {}).get("mm_folded"):
+                line += "; user fault entry (profile pass): n/a (traced < 20% of its runs)"
             P(line)
 
     # ---- targets ----
