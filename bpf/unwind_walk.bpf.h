@@ -289,8 +289,10 @@ static __always_inline bool unwind_rule_step(struct unwind_walk *w, const struct
 		w->end = CNT_UNWIND_END_ROOT; /* a thread's outermost frame (clone's child) */
 		return false;
 	}
-	/* A stack grows down: a caller's frame is above its callee's. */
-	if (cfa <= w->sp || cfa - w->sp >= USER_FP_WALK_SPAN) {
+	/* A stack grows down: a caller's frame is above its callee's. Only an arm64 leaf, whose
+	 * return address is still in the link register, may have no frame at all (CFA = SP). */
+	if (cfa < w->sp || (cfa == w->sp && r->ra != CFI_RA_IN_LR) ||
+	    cfa - w->sp >= USER_FP_WALK_SPAN) {
 		w->end = CNT_UNWIND_END_READ;
 		return false;
 	}
