@@ -170,17 +170,28 @@ static int parse_scn(Elf_Scn *scn, const GElf_Shdr *sh, struct cfi_section *sec,
 	return cfi_parse_section(sec, raw, st);
 }
 
-static int raw_append(struct cfi_raw *r, uint64_t addr, const struct cfi_rule *rule)
+/* Room for n more rows. */
+static int raw_reserve(struct cfi_raw *r, size_t n)
 {
-	if (r->n == r->cap) {
+	if (r->n + n > r->cap) {
 		size_t cap = r->cap ? 2 * r->cap : 1024;
-		struct cfi_raw_row *rows = realloc(r->rows, cap * sizeof(*rows));
+		struct cfi_raw_row *rows;
 
+		while (cap < r->n + n)
+			cap *= 2;
+		rows = realloc(r->rows, cap * sizeof(*rows));
 		if (!rows)
 			return -ENOMEM;
 		r->rows = rows;
 		r->cap = cap;
 	}
+	return 0;
+}
+
+static int raw_append(struct cfi_raw *r, uint64_t addr, const struct cfi_rule *rule)
+{
+	if (raw_reserve(r, 1))
+		return -ENOMEM;
 	r->rows[r->n].addr = addr;
 	r->rows[r->n].rule = *rule;
 	r->n++;
@@ -242,9 +253,8 @@ static int mark_entry(struct cfi_raw *raw, uint64_t entry)
 								    : entry + ENTRY_SPAN;
 	at = i > 0 && raw->rows[i - 1].addr == entry ? i - 1 : i;
 	/* Room for two more rows: the END row and the gap after it. */
-	if (raw_append(raw, 0, &gap) || raw_append(raw, 0, &gap))
+	if (raw_reserve(raw, 2))
 		return -ENOMEM;
-	raw->n -= 2;
 	if (at == i) { /* a new row at entry */
 		memmove(&raw->rows[i + 1], &raw->rows[i], (raw->n - i) * sizeof(raw->rows[0]));
 		raw->n++;
