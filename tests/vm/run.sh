@@ -11,8 +11,9 @@
 #      ppc64le and arm64 builds link the guest's static libraries unpacked by
 #      tools/vm/sysroot.sh (SYSROOT=), never packages installed for a foreign architecture;
 #   3. an initramfs (tools/vm/mkinitramfs.sh): mmscope, the workloads, tests/vm/guest.sh as
-#      /test.sh, /etc/vmtest.env naming the target, and for ppc64le the decompressed
-#      btf/ppc64le/<release>.btf.xz as /btf/vmlinux.btf (Debian's ppc64el kernel has no BTF);
+#      /test.sh, /etc/vmtest.env naming the target, for ppc64le 6.1 the decompressed
+#      btf/ppc64le/<release>.btf.xz as /btf/vmlinux.btf (Debian's ppc64el 6.1 kernel has no
+#      BTF), and a wrong BTF as /btf/wrong.btf (guest.sh's wrong_btf block);
 #   4. boot (tools/vm/boot.sh), at most two VMs at a time (two vCPUs each, TCG);
 #   5. check the serial log on the host (tests/vm/check.py).
 # Prints exactly one line per target on stdout, `PASS <target> (N checks, T s)` or
@@ -178,6 +179,15 @@ for t in "${targets[@]}"; do
 		xz -dc "$btf" >"$BUILD/ppc64le.btf" || { why[$t]="could not decompress $btf"; continue; }
 		files+=("$BUILD/ppc64le.btf:/btf/vmlinux.btf")
 	fi
+	# A BTF that describes no kernel the guests run (Debian 6.1 ppc64le's with a field
+	# inserted in mm_struct: tests/live/btf_shift.py): mmscope must refuse it everywhere.
+	if [ ! -s "$BUILD/wrong.btf" ]; then
+		xz -dc "$ROOT"/btf/ppc64le/6.1.0-57-powerpc64le.btf.xz >"$BUILD/wrong.btf.tmp" &&
+			python3 "$ROOT/tests/live/btf_shift.py" "$BUILD/wrong.btf.tmp" "$BUILD/wrong.btf" "" arg_start 8 ||
+			{ why[$t]="could not make build/vm/wrong.btf"; continue; }
+		rm -f "$BUILD/wrong.btf.tmp"
+	fi
+	files+=("$BUILD/wrong.btf:/btf/wrong.btf")
 	if ! "$TOOLS/mkinitramfs.sh" "${kern_arch[$t]}" "$d/initramfs.cpio.gz" "${files[@]}" 2>"$d/mkinitramfs.log"; then
 		why[$t]="mkinitramfs.sh failed ($(tail -1 "$d/mkinitramfs.log"))"
 	fi
