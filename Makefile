@@ -277,8 +277,8 @@ check-format:
 clean:
 	rm -rf build
 
-# ---- VM tests: mmscope on Debian's 6.1 kernels under QEMU (tests/vm/run.sh) ----
-# make vmtest [TARGET="x86_64 power9 power8 arm64"]   (root; default: all four)
+# ---- VM tests: mmscope on Debian's 5.10, 6.1 and 6.12 kernels under QEMU (tests/vm/run.sh) ----
+# make vmtest [TARGET="x86_64 arm64-6.12 ..."]   (root; default: every target of tests/vm/run.sh)
 .PHONY: vmtest
 vmtest:
 	tests/vm/run.sh $(TARGET)

@@ -33,7 +33,7 @@ import sys
 # the newest kernel of another Debian series (tools/vm/kernels.sh), whose differences from 6.1
 # are written down below (SERIES_*).
 MACHINES = ("x86_64", "power9", "power8", "arm64")
-TARGETS = MACHINES + ("x86_64-5.10",)
+TARGETS = MACHINES + ("x86_64-5.10", "x86_64-6.12", "arm64-6.12", "power9-6.12-64k")
 ARCH = {"x86_64": "x86", "power9": "powerpc", "power8": "powerpc", "arm64": "arm64"}
 
 # ---- what each kernel allows: the attach method mmscope must choose per event ----------------
@@ -106,12 +106,34 @@ SERIES_METHODS = {
     # native_flush_tlb_multi() does not exist yet (its 5.10 form, native_flush_tlb_others(),
     # flushes the other CPUs only and is not a candidate): the sender side is not observed.
     "x86_64-5.10": {"tlb-shootdown-send": None},
+    # Debian 13's ppc64el kernel has BTF of its own (CONFIG_DEBUG_INFO_BTF=y): tp_btf for the
+    # sched tracepoints. Still no fentry: powerpc's BPF trampoline is v6.13 (d243b62b7bd3
+    # "powerpc64/bpf: Add support for bpf trampolines"), so handle_mm_fault keeps its kprobe,
+    # refused as ENOTSUPP; powerpc:tlbie stays raw_tp (mmscope has no tp_btf candidate for it).
+    "power9-6.12-64k": {"context-switch": "tp_btf", "task-fork": "tp_btf"},
+    # arm64 BPF trampolines (v6.4, SERIES_REFUSED): fentry/fexit on handle_mm_fault, the
+    # cheapest completion hook, as on x86_64.
+    "arm64-6.12": {"fault-completion": "fentry"},
+}
+# Members of a chosen hook group the kernel lacks ('probes' "missing"; user/catalog.c), per
+# target and event; every other chosen candidate must have all its members.
+SERIES_MISSING = {
+    # 6.12 has no out-of-line ptep_set_access_flags(): an inline wrapper since v6.9 (4602e5757bcc
+    # "arm64/mm: Wire up PTE_CONT for user mappings"; not in the guest's kallsyms). The group
+    # counts the other four functions.
+    "arm64-6.12": {"arm64-tlbi": ["ptep_set_access_flags"]},
 }
 SERIES_FEATURES = {
     "x86_64-5.10": {"task-btf": False, "task-storage": False, "task-pt-regs": False,
                     "callbacks": False, "bpf-loop": False, "mmap-build-id": False,
                     "find-vma": False},
+    # Its own BTF and the JIT on (bpf_jit_enable 1, where 6.1 booted with 0): every feature.
+    "power9-6.12-64k": {"task-btf": True, "task-storage": True, "task-pt-regs": True,
+                        "bpf-loop": True, "find-vma": True},
 }
+# The page size of a series whose kernel is built for another one than its machine's 6.1
+# (CONFIG_PPC_64K_PAGES): page_touch's page_size must say so.
+SERIES_PAGE_SIZE = {"power9-6.12-64k": 65536}
 # Candidates refused on a series, where it differs from the machine's 6.1 (EXPECT_REFUSED).
 SERIES_REFUSED = {
     # arm64 has BPF trampolines for ftrace-managed functions since v6.4 (2aa6ac03516d "arm64:
@@ -403,6 +425,14 @@ def run_checks(target, blocks, markers, c):
             c.check(f"probes: {ev} -> {want}", e.get("method") == want,
                     f"mmscope chose {e.get('method')} [{cands}]")
             chosen = [x.get("method") for x in e.get("candidates", []) if x.get("status") == "chosen"]
+            for x in e.get("candidates", []):
+                if x.get("status") != "chosen":
+                    continue
+                # "fn: why; fn: why" -> the functions named
+                gone = sorted(part.split(":")[0].strip() for part in (x.get("missing") or "").split("; ") if part)
+                want_gone = sorted(SERIES_MISSING.get(full_target, {}).get(ev, []))
+                c.check(f"probes: {ev}/{x.get('method')} members missing: {want_gone or 'none'}", gone == want_gone,
+                        f"missing={x.get('missing')!r}")
             c.check(f"probes: {ev} candidates agree", chosen == ([want] if want else []) or
                     chosen == ([e.get("method")] if e.get("method") else []),
                     f"chosen candidates {chosen}, method {e.get('method')}")
@@ -470,6 +500,9 @@ def run_checks(target, blocks, markers, c):
             a, b = f1.get(k), f0.get(k)
             return None if a is None or b is None else a - b
 
+        if full_target in SERIES_PAGE_SIZE:
+            c.check(f"faults: page_touch's page_size {SERIES_PAGE_SIZE[full_target]}",
+                    s.get("page_size") == SERIES_PAGE_SIZE[full_target], f"page_size={s.get('page_size')!r}")
         # Tolerance 15 faults per delta: the baseline's own faults move by +-3 per class between
         # runs (fault-around in the binary's mappings, which of mmscope's forked child and the
         # exec'd image first writes a shared page) and the VMs add nothing: idle, one task.
