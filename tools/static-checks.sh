@@ -6,9 +6,9 @@
 #                     in .clang-tidy; every warning is an error
 #   valgrind          memcheck on one run of each subcommand (stat, faults, faults --folded,
 #                     faults --folded --weight latency --svg, tlb --svg, switch with
-#                     `-- page_touch -w 100`, probes, and serve scraped in both formats and
-#                     ended by SIGTERM): no memory error,
-#                     no definite leak, mmscope's own exit status 0 (root: the runs load BPF)
+#                     `-- page_touch -w 100`, probes, probes --btf, and serve scraped in both
+#                     formats and ended by SIGTERM): no memory error, no definite leak,
+#                     mmscope's own exit status 0 (root: the runs load BPF)
 # Prints "PASS name", "FAIL name" (with the findings, indented) or "SKIP name (why)", and
 # ends with "N passed, N failed, N skipped"; exits 1 if anything failed.
 #   tools/static-checks.sh [cppcheck|clang-tidy|valgrind]...   (default: all three)
@@ -172,10 +172,12 @@ run_valgrind() {
 			"$f" "$f" >>"$supp"
 	done
 	for name in "stat" "faults" "faults --folded" "faults --folded --weight latency --svg $tmp/vg.svg" \
-		"tlb --svg $tmp/vg.svg" "switch" "probes"; do
+		"tlb --svg $tmp/vg.svg" "switch" "probes" "probes --btf /sys/kernel/btf/vmlinux"; do
+		# The last: a BTF given is checked by a program of its own (user/btfcheck.c).
+		[ "$name" = "probes --btf /sys/kernel/btf/vmlinux" ] && [ ! -r /sys/kernel/btf/vmlinux ] && continue
 		# shellcheck disable=SC2206 # word splitting wanted
 		args=($name)
-		[ "$name" != probes ] && args+=(-- "$OUT/workloads/page_touch" -w 100)
+		case $name in probes*) ;; *) args+=(-- "$OUT/workloads/page_touch" -w 100) ;; esac
 		timeout 300 valgrind -q --suppressions="$supp" --leak-check=full --errors-for-leak-kinds=definite \
 			--error-exitcode=99 "$OUT/mmscope" "${args[@]}" >"$tmp/vg.out" 2>"$tmp/vg.err" </dev/null
 		rc=$?
