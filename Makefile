@@ -63,7 +63,8 @@ USER_HDRS := $(wildcard user/*.h)
 USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 SKELS := $(OUT)/mmscope.skel.h $(OUT)/mmscope_nocb.skel.h $(OUT)/btfcheck.skel.h $(OUT)/syscall_names.h \
 	$(OUT)/btf_builtin.h
-WORKLOADS := $(patsubst tools/workloads/%.c,$(OUT)/workloads/%,$(wildcard tools/workloads/*.c))
+WORKLOADS := $(patsubst tools/workloads/%.c,$(OUT)/workloads/%,$(wildcard tools/workloads/*.c)) \
+	$(OUT)/workloads/deep_stack_dbgframe
 
 ifeq ($(V),1)
 Q :=
@@ -164,6 +165,20 @@ $(OUT)/workloads/%: tools/workloads/%.c $(wildcard tools/workloads/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g $(FP_FLAGS) $(WARN) -std=gnu11 -pthread $(WORKLOAD_LDFLAGS) -o $@ $<
+
+# deep_stack is the unwinding test's program (tests/live/test_unwind.sh): built without frame
+# pointers, like a distribution's programs, so that only call-frame information gets through
+# its stacks. deep_stack has it in .eh_frame (with .eh_frame_hdr); deep_stack_dbgframe, built
+# without unwind tables but with -g, has its own functions' CFI only in .debug_frame.
+NOFP_FLAGS := -O2 -fomit-frame-pointer $(WARN) -std=gnu11 -pthread $(WORKLOAD_LDFLAGS)
+$(OUT)/workloads/deep_stack: tools/workloads/deep_stack.c $(wildcard tools/workloads/*.h)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(NOFP_FLAGS) -g -o $@ $<
+$(OUT)/workloads/deep_stack_dbgframe: tools/workloads/deep_stack.c $(wildcard tools/workloads/*.h)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(NOFP_FLAGS) -g -fno-asynchronous-unwind-tables -fno-unwind-tables -o $@ $<
 
 # page_touch as a 32-bit static program, for the VM tests of the user stacks of 32-bit threads
 # on 64-bit kernels, whose frames differ (tests/vm/guest.sh): i386 for x86, and for arm64 armhf

@@ -116,6 +116,7 @@ enum mm_counter {
 	CNT_UNWIND_END_READ,	    /* a stack read failed, or a frame was not above its callee */
 	CNT_UNWIND_END_NO_TABLE,    /* code without a table, and no usable frame pointer */
 	CNT_UNWIND_END_PENDING,	    /* ... because its file's table was still being loaded */
+	CNT_UNWIND_END_BUSY, /* a mapping could not be looked up then (mm locked, lookup pending) */
 	CNT_NR,
 };
 

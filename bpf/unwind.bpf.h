@@ -85,6 +85,25 @@ STATE_DECL struct {
 } unwind_vmas SEC(".maps");
 
 /*
+ * The mappings walks met, by process and 2 MiB region, shared by the CPUs: a lookup with
+ * bpf_find_vma() where interrupts are off (x86's fault entry) must wait for an irq_work to
+ * release the mm's lock before the next one on the CPU succeeds, so a walk through new mappings
+ * gets one a fault; kept here, a process's mappings are looked up once, not once per CPU it
+ * runs on. Entries of processes gone age out (LRU).
+ */
+struct unwind_vma_key {
+	__u32 tgid;
+	__u32 region; /* address >> 21 */
+};
+
+STATE_DECL struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct unwind_vma_key);
+	__type(value, struct unwind_vma);
+} unwind_proc_vmas SEC(".maps");
+
+/*
  * Per CPU: what the walk found for a frame lately (its file's build ID, the offset, the rule),
  * by hash of (address space, PC): a stack seen before costs one lookup a frame, not a mapping,
  * a file and a row search (~200 ns a frame on the benchmark host). Frames of loaded files only.
@@ -122,6 +141,10 @@ struct unwind_walk {
 	__u32 lo, hi; /* the row search's bounds (unwind_rule_at()) */
 	__u32 frames_cfi, frames_fp, frames_cached; /* added to the counters at the end */
 	__u32 pad;
+	/* The frame's mapping and rule: here, not on the walk's stack (unwind_vma_found()). */
+	struct unwind_vma vma;
+	struct cfi_rule rule;
+	__u32 pad2;
 };
 
 #endif

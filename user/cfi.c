@@ -170,17 +170,28 @@ static int parse_scn(Elf_Scn *scn, const GElf_Shdr *sh, struct cfi_section *sec,
 	return cfi_parse_section(sec, raw, st);
 }
 
-static int raw_append(struct cfi_raw *r, uint64_t addr, const struct cfi_rule *rule)
+/* Room for n more rows. */
+static int raw_reserve(struct cfi_raw *r, size_t n)
 {
-	if (r->n == r->cap) {
+	if (r->n + n > r->cap) {
 		size_t cap = r->cap ? 2 * r->cap : 1024;
-		struct cfi_raw_row *rows = realloc(r->rows, cap * sizeof(*rows));
+		struct cfi_raw_row *rows;
 
+		while (cap < r->n + n)
+			cap *= 2;
+		rows = realloc(r->rows, cap * sizeof(*rows));
 		if (!rows)
 			return -ENOMEM;
 		r->rows = rows;
 		r->cap = cap;
 	}
+	return 0;
+}
+
+static int raw_append(struct cfi_raw *r, uint64_t addr, const struct cfi_rule *rule)
+{
+	if (raw_reserve(r, 1))
+		return -ENOMEM;
 	r->rows[r->n].addr = addr;
 	r->rows[r->n].rule = *rule;
 	r->n++;
@@ -211,6 +222,51 @@ static int merge_raw(const struct cfi_raw *a, const struct cfi_raw *b, struct cf
 			continue;
 		if (raw_append(out, addr, r))
 			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* How far past the entry point its outermost frame is assumed when no CFI covers it. */
+#define ENTRY_SPAN 64
+
+/*
+ * The program's entry point is the outermost frame. Where a file has no CFI there (the dynamic
+ * loader's _start, which calls _dl_start and falls into _dl_start_user: no FDE covers either),
+ * a walk reaching it ended as a gap, as if it had failed; the rows from the entry point up to
+ * the next row (ENTRY_SPAN bytes at most) say CFI_END instead. A file whose entry has a row
+ * (crt1's _start, RA undefined) is left as it is.
+ */
+static int mark_entry(struct cfi_raw *raw, uint64_t entry)
+{
+	static const struct cfi_rule end = {.kind = CFI_END}, gap;
+	size_t i = 0, at;
+	uint64_t stop;
+
+	if (!entry)
+		return 0;
+	while (i < raw->n && raw->rows[i].addr <= entry)
+		i++;
+	/* rows[i - 1] covers entry (none: before the first row, a gap too) */
+	if (i > 0 && raw->rows[i - 1].rule.kind != CFI_GAP)
+		return 0;
+	stop = i < raw->n && raw->rows[i].addr < entry + ENTRY_SPAN ? raw->rows[i].addr
+								    : entry + ENTRY_SPAN;
+	at = i > 0 && raw->rows[i - 1].addr == entry ? i - 1 : i;
+	/* Room for two more rows: the END row and the gap after it. */
+	if (raw_reserve(raw, 2))
+		return -ENOMEM;
+	if (at == i) { /* a new row at entry */
+		memmove(&raw->rows[i + 1], &raw->rows[i], (raw->n - i) * sizeof(raw->rows[0]));
+		raw->n++;
+	}
+	raw->rows[at].addr = entry;
+	raw->rows[at].rule = end;
+	if (at + 1 >= raw->n || raw->rows[at + 1].addr > stop) {
+		memmove(&raw->rows[at + 2], &raw->rows[at + 1],
+			(raw->n - at - 1) * sizeof(raw->rows[0]));
+		raw->n++;
+		raw->rows[at + 1].addr = stop;
+		raw->rows[at + 1].rule = gap;
 	}
 	return 0;
 }
@@ -302,6 +358,8 @@ static int from_elf(Elf *elf, struct cfi_table **out)
 		}
 		free(dbg.rows);
 	}
+	if (!err)
+		err = mark_entry(&raw, eh_hdr.e_entry);
 	if (!err)
 		err = build(t, &raw);
 	free(raw.rows);

@@ -22,8 +22,8 @@
 
 /* The format and the compiler's revision: change it with struct cfi_row, cfi_rule or the
  * header, and with anything that changes what user/cfi.c compiles from a file (02: .debug_frame
- * fills the gaps of .eh_frame). */
-#define CACHE_MAGIC "mmscfi02"
+ * fills the gaps of .eh_frame; 03: the entry point without CFI is the outermost frame). */
+#define CACHE_MAGIC "mmscfi03"
 
 struct cache_header {
 	char magic[8];

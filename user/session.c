@@ -605,6 +605,7 @@ static void configure(struct session *s)
 		bpf_map__set_max_entries(sk->maps.unwind_files, 1);
 		bpf_map__set_max_entries(sk->maps.unwind_vmas, 1);
 		bpf_map__set_max_entries(sk->maps.unwind_pcs, 1);
+		bpf_map__set_max_entries(sk->maps.unwind_proc_vmas, 1);
 	}
 	/* Hash maps are preallocated: the ones this run's hooks never touch cost start-up time
 	 * and memory for nothing. */
@@ -1352,8 +1353,24 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 		set_autoload(s);
 		configure(s);
 		verbose_msg("[%.0f ms] object opened", (double)(now_ns() - t_begin) / 1e6);
+		/* With the DWARF walk on trial (--unwind auto), a refusal is said once, by the
+		 * fallback below, not as the verifier's log on stderr (-v still shows it). */
+		libbpf_quiet = s->unwind_dwarf && opts->unwind == UNWIND_AUTO && !verbose;
 		err = mmscope__load(s->skel);
+		libbpf_quiet = false;
 		verbose_msg("[%.0f ms] programs loaded", (double)(now_ns() - t_begin) / 1e6);
+		/* A verifier that refuses the DWARF walk (its instruction or complexity limits
+		 * differ by kernel): frame pointers, said, unless --unwind dwarf asked for it. */
+		if (err && s->unwind_dwarf && s->opts->unwind == UNWIND_AUTO) {
+			snprintf(s->unwind_why, sizeof(s->unwind_why),
+				 "the verifier refused the DWARF walk (%s; -v shows its log)",
+				 strerror(-err));
+			verbose_msg("user stacks: frame pointers: %s", s->unwind_why);
+			s->unwind_dwarf = false;
+			detach_all(s);
+			tries--; /* not an attach failure: the same selection again */
+			continue;
+		}
 		if (err) {
 			err_msg("cannot load the BPF programs: %s (run with -v for the verifier "
 				"log)",

@@ -437,7 +437,8 @@ const char *unwind_why_not_dwarf(const struct kcaps *k)
 {
 #if !defined(__x86_64__) && !defined(__aarch64__)
 	(void)k;
-	return "DWARF tables are built for x86_64 and arm64 code (powerpc's ABI keeps a back chain, "
+	return "DWARF tables are built for x86_64 and arm64 code (powerpc's ABI keeps a back "
+	       "chain, "
 	       "which the kernel's walk follows)";
 #else
 	/* The walk reads the registers with direct loads, loops with bpf_loop() and finds the

@@ -25,6 +25,8 @@ static const struct {
 	{CNT_UNWIND_END_READ, "bad_frame",
 	 "a stack read failed, or a frame was not above its callee"},
 	{CNT_UNWIND_END_NO_TABLE, "no_table", "code without a table and no usable frame pointer"},
+	{CNT_UNWIND_END_BUSY, "mapping_busy",
+	 "a mapping could not be looked up then (its lock held, or a lookup pending)"},
 	{CNT_UNWIND_END_PENDING, "table_loading",
 	 "its file's table still loading, and no usable frame pointer"},
 };

@@ -178,6 +178,7 @@ struct check {
 	Dwarf_CFI *cfi_debug; /* a file with both sections: .debug_frame where .eh_frame has none */
 	struct mach m;
 	unsigned int pc_reg;
+	uint64_t entry; /* the ELF entry point: CFI_END there where no FDE covers it (mark_entry) */
 	uint64_t checked, agreed, disagreed, unsupported, gaps;
 };
 
@@ -207,6 +208,8 @@ static void check_pc(struct check *c, uint64_t pc)
 		if (r->kind == CFI_GAP) {
 			c->agreed++;
 			c->gaps++;
+		} else if (r->kind == CFI_END && c->entry && pc >= c->entry && pc < c->entry + 64) {
+			c->agreed++; /* the entry point without CFI: the outermost frame */
 		} else if (r->kind == CFI_UNSUPPORTED && r->why == CFI_WHY_BAD_FDE) {
 			c->unsupported++;
 		} else {
@@ -308,6 +311,12 @@ static void check_file(const char *path, const char *name)
 	}
 	EXPECT(c.cfi != NULL);
 	c.t = t;
+	{
+		GElf_Ehdr eh;
+
+		if (elf && gelf_getehdr(elf, &eh))
+			c.entry = eh.e_entry;
+	}
 	c.m = t->machine == EM_X86_64 ? mach_x86_64 : mach_aarch64;
 	c.pc_reg = t->machine == EM_X86_64 ? 16 : 32; /* arm64 expressions never name the PC */
 	for (uint32_t i = 0; c.cfi && i < t->nrows; i++) {
@@ -1067,6 +1076,47 @@ static void test_cache(void)
 	cfi_table_free(t);
 }
 
-TEST_MAIN(T(test_cache), T(test_x86_64_cases), T(test_aarch64_cases), T(test_hostile),
-	  T(test_mutated_libc), T(test_libc), T(test_python), T(test_cc1), T(test_arm64_libc),
-	  T(test_workload))
+/*
+ * The dynamic loader's entry point has no FDE (libdw finds no frame there): the table says it
+ * is the outermost frame for ENTRY_SPAN bytes, up to the next row, and nothing else changed.
+ */
+static void test_loader_entry(void)
+{
+	const char *path = "/lib64/ld-linux-x86-64.so.2";
+	struct cfi_table *t = NULL;
+	Dwarf_Frame *fr = NULL;
+	Dwarf_CFI *cfi;
+	GElf_Ehdr eh;
+	int64_t at, next;
+	Elf *elf;
+	int fd;
+
+	if (access(path, R_OK) || cfi_table_from_file(path, &t)) {
+		printf("# loader entry: %s not readable, skipped\n", path);
+		return;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	EXPECT(elf && gelf_getehdr(elf, &eh));
+	cfi = elf ? dwarf_getcfi_elf(elf) : NULL;
+	EXPECT(cfi != NULL);
+	if (cfi && elf && gelf_getehdr(elf, &eh)) {
+		EXPECT(dwarf_cfi_addrframe(cfi, eh.e_entry, &fr) != 0); /* no FDE: libdw */
+		at = cfi_table_find(t, eh.e_entry);
+		next = cfi_table_find(t, eh.e_entry + 64);
+		EXPECT(at >= 0 && t->rules[t->rows[at].rule].kind == CFI_END);
+		EXPECT_EQ_U64(cfi_table_row_addr(t, (uint32_t)at), eh.e_entry);
+		EXPECT(next > at && t->rules[t->rows[next].rule].kind != CFI_END);
+		printf("# loader entry %#" PRIx64 ": the outermost frame up to %#" PRIx64 "\n",
+		       (uint64_t)eh.e_entry, cfi_table_row_addr(t, (uint32_t)at + 1));
+	}
+	if (cfi)
+		dwarf_cfi_end(cfi);
+	elf_end(elf);
+	close(fd);
+	cfi_table_free(t);
+}
+
+TEST_MAIN(T(test_loader_entry), T(test_cache), T(test_x86_64_cases), T(test_aarch64_cases),
+	  T(test_hostile), T(test_mutated_libc), T(test_libc), T(test_python), T(test_cc1),
+	  T(test_arm64_libc), T(test_workload))

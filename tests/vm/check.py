@@ -159,7 +159,8 @@ EXPECT_INFO = {
 }
 # Blocks guest.sh prints, in order; folded32 (a 32-bit program) on x86_64 and arm64.
 BLOCKS = ("info", "probes", "faults_base", "faults", "bare_touch_base", "bare_touch", "stat",
-          "bare_exec", "tlb", "switch", "cow_base", "cow", "folded", "folded32", "wrong_btf", "dmesg")
+          "bare_exec", "tlb", "switch", "cow_base", "cow", "folded", "folded32", "unwind", "wrong_btf",
+          "dmesg")
 FOLDED_BLOCKS = ("folded", "folded32")
 MMSCOPE_BLOCKS = ("probes", "faults_base", "faults", "stat", "tlb", "switch", "cow_base", "cow")
 SUMMARY_RE = re.compile(r"^([a-z_]+): ([a-z_]+=\S*( |$))+")
@@ -606,6 +607,48 @@ def run_checks(target, blocks, markers, c):
             # The same command as "faults": the same faults in all, within that block's tolerance.
             c.near("folded: sum of the lines = faults' user+kernel (same command)",
                    sum(n for _, n in stacks), fsum(fr["faults"], "user", "kernel"), 15)
+
+    # ---- unwind: deep_stack, built -fomit-frame-pointer: its expected stacks, whole ----
+    # x86_64 and arm64 walk them from the DWARF tables (bpf/unwind_walk.bpf.h), powerpc by the
+    # back chain its ABI keeps whatever the compiler omits (the kernel's walk). Each expected
+    # chain main;level_a;...;leaf (26 levels at most) holds exactly the faults the workload
+    # says it took there, and its stacks start below main (whatever the C library calls main
+    # from: a frame-pointer walk of this program ends at the leaf, or garbage).
+    ub = blocks.get("unwind")
+    if ub is not None and ub.rc == 0:
+        expects = []  # (count, chain)
+        ustacks = []  # (user frames, count)
+        for line in ub.other:
+            w = line.split()
+            if len(w) == 4 and w[0] == "expect" and w[2].isdigit():
+                expects.append((int(w[2]), w[3].split(";")))
+                continue
+            frames, _, n = line.rpartition(" ")
+            if ";" in frames and n.isdigit() and frames.startswith("deep_stack;"):
+                ustacks.append((frames.split(";")[1:], int(n)))
+
+        def ends_with_chain(frames, chain):
+            """Whether chain ('*': any frames) names frames[k..i] for the leaf at frames[i]."""
+            def match(f, c):
+                if not c:
+                    return not f
+                if c[-1] == "*":
+                    return any(match(f[:j], c[:-1]) for j in range(len(f) + 1))
+                return bool(f) and f[-1] == c[-1] and match(f[:-1], c[:-1])
+            leaf = chain[-1]
+            idx = [i for i, f in enumerate(frames) if f == leaf]
+            return any(match(frames[i - k:i + 1], chain) for i in idx for k in range(i + 1)
+                       if frames[i - k] == chain[0])
+
+        c.check("unwind: deep_stack printed its expected stacks and folded stacks",
+                len(expects) == 9 and ustacks, f"{len(expects)} expected, {len(ustacks)} stacks",
+                fail_only=True)
+        for want, chain in expects:
+            got = sum(n for f, n in ustacks if ends_with_chain(f, chain))
+            short = ";".join(chain[:2] + ["..."] + chain[-2:]) if len(chain) > 5 else ";".join(chain)
+            c.check(f"unwind: {short} ({len(chain)} frames) holds its {want} faults",
+                    got == want, f"{got} (want {want}); e.g. "
+                    f"{[';'.join(f[-8:]) for f, _ in ustacks if chain[-1] in f][:2]}")
 
     # ---- stat: exec_loop 50 ----
     st, sb = doc("stat"), blocks.get("stat")

@@ -221,6 +221,10 @@ run_block folded "" mmscope faults --folded $BTF -- page_touch -w 500 -r 500 -x 
 if [ -x /bin/page_touch32 ]; then
 	run_block folded32 "" mmscope faults --folded $BTF -- page_touch32 -w 500 -r 500
 fi
+# Whole stacks of a program built without frame pointers (deep_stack, -fomit-frame-pointer):
+# the DWARF walk on x86_64 and arm64, the kernel's back-chain walk on powerpc. It prints the
+# stacks it expects ("expect KIND COUNT main;level_a;...;leaf").
+run_block unwind "" mmscope faults --folded $BTF -- deep_stack -d 3,11,26 -p 200 -r 50 -s 20
 
 # A BTF of no kernel here (/btf/wrong.btf, made by run.sh): refused before the command runs,
 # with one line naming what differs (user/btfcheck.c), exit 1.

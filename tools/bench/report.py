@@ -5,10 +5,11 @@ OUT/results.json. Reads what tools/bench/run.sh left in OUT:
 
   samples.tsv     one line per timed run: round workload config rc loop_ns cpu_ns wall_ns
                   events lost aux (aux: the tracer's own output, under OUT)
-  workloads.tsv   workload and its arguments
+  workloads.tsv   workload, its arguments and the summary line of its untimed run
   startup.tsv     config run attach_ns wall_ns
   profile/        W.C.bpf.json (bpfprof.py), W.C.time (/usr/bin/time -v), W.C.json|.folded,
                   W.C.workload (the workload's summary line)
+  unwind/W.json   mmscope faults --svg --json of one untimed run: its "unwind" object
 
 Ratios are of minimums (min over the runs of the config / min over the runs of the other),
 the least noisy estimate on a host whose steal time and neighbours inflate medians.
@@ -21,22 +22,24 @@ import re
 import statistics
 import sys
 
-CONFIGS = ["base", "mm_stat", "mm_faults", "mm_folded", "mm_tlb", "perf_stat", "perf_record",
-           "bt_count", "bt_pair", "bt_stacks"]
+CONFIGS = ["base", "mm_stat", "mm_faults", "mm_folded", "mm_folded_fp", "mm_tlb", "perf_stat",
+           "perf_record", "perf_dwarf", "bt_count", "bt_pair", "bt_stacks"]
 LABEL = {
     "base": "baseline (no tracer)",
     "mm_stat": "mmscope stat",
     "mm_faults": "mmscope faults",
-    "mm_folded": "mmscope faults --folded",
+    "mm_folded": "mmscope faults --folded (dwarf)",
+    "mm_folded_fp": "mmscope faults --folded --unwind fp",
     "mm_tlb": "mmscope tlb",
     "perf_stat": "perf stat",
     "perf_record": "perf record -g",
+    "perf_dwarf": "perf record --call-graph dwarf",
     "bt_count": "bpftrace count",
     "bt_pair": "bpftrace pairing",
     "bt_stacks": "bpftrace stacks",
 }
-MM = ["mm_stat", "mm_faults", "mm_folded", "mm_tlb"]
-PEERS = ["perf_stat", "perf_record", "bt_count", "bt_pair", "bt_stacks"]
+MM = ["mm_stat", "mm_faults", "mm_folded", "mm_folded_fp", "mm_tlb"]
+PEERS = ["perf_stat", "perf_record", "perf_dwarf", "bt_count", "bt_pair", "bt_stacks"]
 # Where faults dominate the work (the fault-cost targets are judged on these). Not
 # mprotect_toggle --single: its region is pre-faulted and mprotect() back to read/write makes
 # exclusive anonymous ptes writable at once (64fe24a3e05e, Linux 6.0), so its loop takes no
@@ -44,13 +47,18 @@ PEERS = ["perf_stat", "perf_record", "bt_count", "bt_pair", "bt_stacks"]
 # tlb_switch, a pte-change/TLB workload, whose ratios are shown but judge no fault target.
 FAULT_HEAVY = ["page_touch", "exec_loop", "fork_exec"]
 # Programs that collect stacks, per mode (the rest count): faults' entry programs take the user
-# leaf frame's build ID (cached per location); --folded's entry programs capture both stacks and
-# its completion programs count the fault's (stacks, class) record (folded_count()).
+# leaf frame's build ID (cached per location); --folded's entry programs capture both stacks
+# (by DWARF tables, or by frame pointers with --unwind fp: the same programs) and its
+# completion programs count the fault's (stacks, class) record (folded_count()).
 STACK_PROGS = {
     "mm_faults": {"pf_user_btf", "pf_kernel_btf", "pf_user_tp", "pf_kernel_tp", "pf_perf"},
     "mm_folded": {"pf_user_btf", "pf_kernel_btf", "pf_user_tp", "pf_kernel_tp", "pf_perf",
                   "pf_done_minor", "pf_done_major"},
 }
+STACK_PROGS["mm_folded_fp"] = STACK_PROGS["mm_folded"]
+# The per-fault costs of collecting stacks: these, each over the baseline, and the DWARF walk's
+# own (mm_folded - mm_folded_fp), on the fault-heavy workloads.
+STACK_CONFIGS = ["mm_folded_fp", "mm_folded", "perf_record", "perf_dwarf"]
 TARGET_COUNT_NS = 100
 TARGET_STACK_NS = 1000
 # The measurement floor of each mmscope program: the empty bpftrace program on the same event
@@ -224,6 +232,36 @@ def traced_counts(stem):
     return m
 
 
+def load_unwind(out, w):
+    """The "unwind" object of the workload's one mmscope faults --svg --json run (run.sh), with
+    root_share: the share of the walks that reached the outermost frame."""
+    try:
+        uw = json.load(open(os.path.join(out, "unwind", w + ".json"))).get("unwind")
+    except (OSError, ValueError):
+        return None
+    if not isinstance(uw, dict):
+        return None
+    walks, ended = uw.get("walks"), uw.get("ended") or {}
+    uw["root_share"] = ended.get("root", 0) / walks if walks else None
+    return uw
+
+
+def unwind_line(uw):
+    if uw.get("method") != "dwarf":
+        return "user stacks walked by frame pointers on this host: %s" % uw.get("why_not_dwarf")
+    walks, ended, t = uw.get("walks") or 0, uw.get("ended") or {}, uw.get("tables") or {}
+    if not walks:
+        return "DWARF walks: none in the summary run"
+    others = ", ".join("%s %d" % (k, v) for k, v in sorted(ended.items(), key=lambda x: -x[1])
+                       if k != "root" and v)
+    return ("DWARF walks reaching the outermost frame: %.1f%% (%d of %d%s; one mmscope faults"
+            " --svg --json run); %.1f steps a walk; tables: %d files, %d rows, %.1f MB"
+            % (100 * uw["root_share"], ended.get("root", 0), walks,
+               "; the others: " + others if others else "",
+               ((uw.get("frames_cfi") or 0) + (uw.get("frames_fp") or 0)) / walks,
+               t.get("files", 0), t.get("rows", 0), t.get("bytes", 0) / 2**20))
+
+
 def load_floor(out, workloads):
     """Per workload: the floor programs' ns/run by name (f_* empty, each alone on its hook;
     c_pf_user the smallest counting program, alone), and the median of the empty ones."""
@@ -353,10 +391,11 @@ def main():
     meta = dict(m.split("=", 1) for m in a.meta)
     meta["runs"] = a.runs
     meta["bench_seconds"] = a.seconds
-    wl_args = {}
+    wl_args, wl_line = {}, {}
     for line in open(os.path.join(out, "workloads.tsv")):
-        w, _, args = line.rstrip("\n").partition("\t")
+        w, args, summ = (line.rstrip("\n").split("\t") + ["", ""])[:3]
         wl_args[w] = args
+        wl_line[w] = summ
     workloads = list(wl_args)
     rows = load_samples(out)
     configs = [c for c in CONFIGS if any(r["config"] == c for r in rows)]
@@ -371,6 +410,7 @@ def main():
     P("x base = min / min of the baseline; events/s = events the tracer handled / loop time")
     P("=" * 100)
 
+    lw = max([24] + [len(LABEL[c]) for c in configs])
     summary = {}
     for w in workloads:
         wr = [r for r in rows if r["workload"] == w]
@@ -380,8 +420,8 @@ def main():
         base_cpu = stats([r["cpu_ns"] for r in wr if r["config"] == "base" and r["rc"] == 0])
         P()
         P("%s %s%s" % (w, wl_args[w], "" if w in FAULT_HEAVY else "   (TLB/switch workload: no fault target)"))
-        P("  %-24s %8s %8s %8s %7s | %8s %8s %8s %7s %7s | %10s %6s %s"
-          % ("configuration", "loop min", "med", "max", "x base", "cpu min", "med", "max",
+        P("  %-*s %8s %8s %8s %7s | %8s %8s %8s %7s %7s | %10s %6s %s"
+          % (lw, "configuration", "loop min", "med", "max", "x base", "cpu min", "med", "max",
              "x base", "paired", "events/s", "lost", "ok"))
         for c in configs:
             cr = [r for r in wr if r["config"] == c]
@@ -407,8 +447,8 @@ def main():
             }
             entry["configs"][c] = e
             summary[(w, c)] = e
-            P("  %-24s %s %s %s %s | %s %s %s %s %s | %10s %6s %d/%d"
-              % (LABEL[c], fmt_ms(ls and ls["min"]), fmt_ms(ls and ls["median"]),
+            P("  %-*s %s %s %s %s | %s %s %s %s %s | %10s %6s %d/%d"
+              % (lw, LABEL[c], fmt_ms(ls and ls["min"]), fmt_ms(ls and ls["median"]),
                  fmt_ms(ls and ls["max"]), fmt_ratio(e["loop_ratio_min"]),
                  fmt_ms(cs and cs["min"]), fmt_ms(cs and cs["median"]), fmt_ms(cs and cs["max"]),
                  fmt_ratio(e["cpu_ratio_min"]), fmt_ratio(e["cpu_ratio_paired_median"]),
@@ -419,15 +459,20 @@ def main():
         peers = [c for c in PEERS if c in configs]
         if mms and peers:
             P("  loop min ratio, mmscope / peer (< 1: mmscope cheaper):")
-            P("  %-24s " % "" + " ".join("%15s" % LABEL[p] for p in peers))
+            cw = [max(15, len(LABEL[p])) for p in peers]
+            P("  %-*s " % (lw, "") + " ".join("%*s" % (n, LABEL[p]) for n, p in zip(cw, peers)))
             for m in mms:
                 cells = []
-                for p in peers:
+                for n, p in zip(cw, peers):
                     lm, lp = summary[(w, m)]["loop_ns"], summary[(w, p)]["loop_ns"]
                     r = ratio(lm and lm["min"], lp and lp["min"])
                     entry["peer_ratios"].setdefault(m, {})[p] = r
-                    cells.append("%15s" % fmt_ratio(r).strip())
-                P("  %-24s " % LABEL[m] + " ".join(cells))
+                    cells.append("%*s" % (n, fmt_ratio(r).strip()))
+                P("  %-*s " % (lw, LABEL[m]) + " ".join(cells))
+        uw = load_unwind(out, w)
+        if uw:
+            entry["unwind"] = uw
+            P("  " + unwind_line(uw))
 
     # ---- start-up ----
     st_path = os.path.join(out, "startup.tsv")
@@ -552,6 +597,94 @@ def main():
                       % (raw / 1e6, 100 * raw / bc, 100 * net / bc,
                          "" if d.get("pause_seen") else "; set-up included (its pause not seen)"))
 
+    # ---- the cost of a fault's stack: DWARF walk against frame pointers, mmscope against perf ----
+    def loop_faults(w):
+        """The faults of the workload's loop, and where the number comes from: the workload's
+        own arithmetic where its line has it (page_touch's expected_faults); else the median
+        of what the --folded runs counted, which has the command's start-up and exit faults
+        too (exec_loop, fork_exec: a few dozen a process, against the loop's thousands)."""
+        m = re.search(r"\bexpected_faults=(\d+)", wl_line.get(w, ""))
+        if m and int(m.group(1)):
+            return int(m.group(1)), "expected_faults, the workload's own line"
+        ev = [r["events"] for c in ("mm_folded", "mm_folded_fp") if (w, c) in summary
+              for r in summary[(w, c)]["samples"] if r["rc"] == 0 and r["events"]]
+        if ev:
+            return statistics.median(ev), "counted by mmscope --folded, start-up included"
+        return None, None
+
+    def paired_delta(runs, other_runs):
+        """Median over rounds of cpu_ns(run) - cpu_ns(the other configuration's run of the
+        same round): the difference's counterpart of paired_median()."""
+        by_round = {x["round"]: x["cpu_ns"] for x in other_runs if x["rc"] == 0 and x["cpu_ns"]}
+        ds = [x["cpu_ns"] - by_round[x["round"]] for x in runs
+              if x["rc"] == 0 and x["cpu_ns"] and x["round"] in by_round]
+        return statistics.median(ds) if ds else None
+
+    def per_fault(w, c, other, n):
+        a_, b_ = summary.get((w, c)), summary.get((w, other))
+        if not a_ or not b_ or not a_["cpu_ns"] or not b_["cpu_ns"]:
+            return None, None
+        pd = paired_delta(a_["samples"], b_["samples"])
+        return ((a_["cpu_ns"]["min"] - b_["cpu_ns"]["min"]) / n,
+                pd / n if pd is not None else None)
+
+    def fmt_ns(v):
+        return "%+.0f" % v if v is not None else "n/a"
+
+    def entry_net_ns(d):
+        """ns per traced event, net of the floor, of the instance's busiest user fault-entry
+        program (pf_user_btf or pf_user_tp: whichever hook was chosen), where it was measured."""
+        ps = [p for p in (d or {}).get("progs", []) if p["name"].startswith("pf_user") and
+              p.get("traced_ns_per_event") is not None]
+        if not ps:
+            return None
+        p = max(ps, key=lambda p: p["traced_events"])
+        return max(0.0, p["traced_ns_per_event"] - (p.get("floor_ns") or 0.0))
+
+    res["stack_cost_per_fault"] = {}
+    costed = [w for w in workloads if w in FAULT_HEAVY and (w, "base") in summary and
+              any((w, c) in summary for c in STACK_CONFIGS)]
+    if costed:
+        P()
+        P("stacks, per fault: CPU time the tracer adds to the workload's loop, (cpu min - baseline")
+        P("cpu min) / faults, and the median over rounds of the same difference (paired); the DWARF")
+        P("walk's own cost is mmscope --folded's (dwarf) less its --unwind fp's, in the same way")
+    for w in costed:
+        n, src = loop_faults(w)
+        if not n:
+            P("  %s: no fault count (neither expected_faults nor a --folded run)" % w)
+            continue
+        e = res["stack_cost_per_fault"][w] = {"faults": n, "faults_from": src, "over_base": {}}
+        P("  %s: %d faults (%s)" % (w, n, src))
+        for c in STACK_CONFIGS:
+            if (w, c) not in summary:
+                continue
+            mn, pd = per_fault(w, c, "base", n)
+            lost = summary[(w, c)]["lost_total"]
+            e["over_base"][c] = {"ns_min": mn, "ns_paired": pd, "lost": lost}
+            P("    %-*s %8s ns a fault (paired %s)%s" % (
+                lw, LABEL[c], fmt_ns(mn), fmt_ns(pd),
+                "; lost %d (fewer stacks than faults)" % lost if lost else ""))
+        if (w, "mm_folded") in summary and (w, "mm_folded_fp") in summary:
+            mn, pd = per_fault(w, "mm_folded", "mm_folded_fp", n)
+            e["dwarf_walk"] = {"ns_min": mn, "ns_paired": pd}
+            line = "    %-*s %8s ns a fault (paired %s)" % (
+                lw, "the DWARF walk's own (dwarf - fp)", fmt_ns(mn), fmt_ns(pd))
+            # The walk itself, free of the timing noise: the user fault-entry program (where
+            # the user stack is walked) per traced fault, net of the floor, in each instance of
+            # the profile pass. Not the programs' share of the loop: its set-up runs are every
+            # process's on the host, taken out of the target's traced events.
+            ent = {c: entry_net_ns(prof.get(w, {}).get(c)) for c in ("mm_folded", "mm_folded_fp")}
+            if None not in ent.values():
+                e["dwarf_walk"]["entry_prog_net_ns"] = {"dwarf": ent["mm_folded"],
+                                                        "fp": ent["mm_folded_fp"]}
+                line += "; user fault entry (profile pass, net) %.0f against %.0f ns (%s)" % (
+                    ent["mm_folded"], ent["mm_folded_fp"],
+                    fmt_ns(ent["mm_folded"] - ent["mm_folded_fp"]))
+            elif prof.get(w, {}).get("mm_folded"):
+                line += "; user fault entry (profile pass): n/a (traced < 20% of its runs)"
+            P(line)
+
     # ---- targets ----
     T = res["targets"]
 
@@ -610,7 +743,8 @@ def main():
                     if share["net"] > lim - 1:
                         t["holds"] = False
                         t["detail"] += ", over the limit by themselves"
-        for c, p in (("mm_faults", "bt_pair"), ("mm_folded", "perf_record"), ("mm_stat", "bt_count")):
+        for c, p in (("mm_faults", "bt_pair"), ("mm_folded", "perf_record"),
+                     ("mm_folded", "perf_dwarf"), ("mm_stat", "bt_count")):
             if (w, c) in summary and (w, p) in summary:
                 strict = p != "bt_count"
                 timing_target("%s %s %s, %s" % (LABEL[c], "cheaper than" if strict else
@@ -618,6 +752,12 @@ def main():
                               cpu_r(w, c, p), loop_r(w, c, p),
                               (lambda r: r < 1.0) if strict else (lambda r: r <= 1.0),
                               paired_r(w, c, p))
+                # a peer that dropped events did less work than the run asked of it (perf's
+                # dwarf mode copies 8 KB of stack a sample and overruns its buffer)
+                pl = summary[(w, p)]["lost_total"]
+                if pl:
+                    T[-1]["detail"] += "; %s lost %d (its time is that of fewer stacks)" % (
+                        LABEL[p], pl)
     lost_all = [(w, c, summary[(w, c)]["lost_total"]) for w in workloads for c in MM
                 if (w, c) in summary and summary[(w, c)]["lost_total"] is not None]
     if lost_all:

@@ -24,8 +24,9 @@ usage() {
   --quick           3 runs, smaller workloads, 3 start-up runs (about 5 minutes)
   -n, --runs N      interleaved timed runs of each (workload, configuration) (default 9)
   -w, --workloads L comma list of: page_touch exec_loop fork_exec mprotect_toggle tlb_switch
-  -c, --configs L   comma list of: base mm_stat mm_faults mm_folded mm_tlb perf_stat
-                    perf_record bt_count bt_pair bt_stacks (base is always run)
+  -c, --configs L   comma list of: base mm_stat mm_faults mm_folded mm_folded_fp mm_tlb
+                    perf_stat perf_record perf_dwarf bt_count bt_pair bt_stacks
+                    (base is always run)
       --no-profile  skip the profile pass (BPF run time per program, RSS, map memory)
       --no-startup  skip the start-up measurement
       --keep-bpf-stats  leave kernel.bpf_stats_enabled as found during the timed runs
@@ -49,7 +50,7 @@ KEEP_STATS=0
 JUDGE=${JUDGE:-cpu}
 RUNS=${RUNS:-}
 WORKLOADS=${WORKLOADS:-page_touch,exec_loop,fork_exec,mprotect_toggle,tlb_switch}
-CONFIGS=${CONFIGS:-base,mm_stat,mm_faults,mm_folded,mm_tlb,perf_stat,perf_record,bt_count,bt_pair,bt_stacks}
+CONFIGS=${CONFIGS:-base,mm_stat,mm_faults,mm_folded,mm_folded_fp,mm_tlb,perf_stat,perf_record,perf_dwarf,bt_count,bt_pair,bt_stacks}
 OUT=${OUT:-$BUILD/bench}
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -88,8 +89,8 @@ IFS=, read -r -a cfgs <<<"$CONFIGS"
 for w in "${wls[@]}"; do [ -n "${WL_ARGS[$w]+x}" ] || die "unknown workload: $w"; done
 [[ ",$CONFIGS," == *,base,* ]] || cfgs=(base "${cfgs[@]}")
 for c in "${cfgs[@]}"; do
-	case $c in base | mm_stat | mm_faults | mm_folded | mm_tlb | perf_stat | perf_record | \
-		bt_count | bt_pair | bt_stacks) ;;
+	case $c in base | mm_stat | mm_faults | mm_folded | mm_folded_fp | mm_tlb | perf_stat | \
+		perf_record | perf_dwarf | bt_count | bt_pair | bt_stacks) ;;
 	*) die "unknown configuration: $c" ;;
 	esac
 done
@@ -140,7 +141,6 @@ RAW=$OUT/raw
 mkdir -p "$RAW" "$OUT/profile" || die "cannot create $OUT"
 SAMPLES=$OUT/samples.tsv
 printf 'round\tworkload\tconfig\trc\tloop_ns\tcpu_ns\twall_ns\tevents\tlost\taux\n' >"$SAMPLES"
-for w in "${wls[@]}"; do printf '%s\t%s\n' "$w" "${WL_ARGS[$w]}"; done >"$OUT/workloads.tsv"
 
 # ---- the peers' programs (bpftrace 0.17 syntax) ----
 BT_COUNT='tracepoint:exceptions:page_fault_user { @[args->error_code] = count(); }'
@@ -165,9 +165,16 @@ build_cmd() {
 	mm_stat) RUN=("$MM" stat --json -o "$aux" -- "$@") ;;
 	mm_faults) RUN=("$MM" faults --json -o "$aux" -- "$@") ;;
 	mm_folded) RUN=("$MM" faults --folded -o "$aux" -- "$@") ;;
+	mm_folded_fp) RUN=("$MM" faults --folded --unwind fp -o "$aux" -- "$@") ;;
 	mm_tlb) RUN=("$MM" tlb --json -o "$aux" -- "$@") ;;
 	perf_stat) RUN=("$PERF" stat -e "$PERF_EVENTS" -o "$aux" -- "$@") ;;
-	perf_record) RUN=("$PERF" record -e page-faults -c 1 -g -o "$aux.data" -- "$@") ;;
+	# -B: no build-id pass after the workload has exited (not part of the measured loop). While
+	# an mmscope of another configuration's run reads mmap records with build IDs (user/mmap_log.c)
+	# this kernel also marks perf's own mmap records as carrying one, and perf 6.1's build-id
+	# pass then aborts ("assertion failed at util/build-id.c:1010"): up to 9 of 12 perf runs of a
+	# bench, 0 of 10 with -B.
+	perf_record) RUN=("$PERF" record -B -e page-faults -c 1 -g -o "$aux.data" -- "$@") ;;
+	perf_dwarf) RUN=("$PERF" record -B -e page-faults -c 1 --call-graph dwarf -o "$aux.data" -- "$@") ;;
 	bt_count) RUN=("$BPFTRACE" -o "$aux" -e "$BT_COUNT" -c "$cmdstr") ;;
 	bt_pair) RUN=("$BPFTRACE" -o "$aux" -e "$BT_PAIR" -c "$cmdstr") ;;
 	bt_stacks) RUN=("$BPFTRACE" -o "$aux" -e "$BT_STACKS" -c "$cmdstr") ;;
@@ -191,12 +198,12 @@ run_one() {
 	loop=$(sed -n 's/.* loop_ns=\([0-9]*\).*/\1/p' <<<"$line")
 	cpu=$(sed -n 's/.* cpu_ns=\([0-9]*\).*/\1/p' <<<"$line")
 	case $cfg in
-	mm_folded)
+	mm_folded | mm_folded_fp)
 		events=$(awk '{ s += $NF } END { print s + 0 }' "$aux" 2>/dev/null)
 		lost=$(sed -n 's/.*warning: lost \([0-9]*\).*/\1/p' "$err" | awk '{ s += $1 } END { print s + 0 }')
 		[ "$round" = 1 ] || rm -f "$aux"
 		;;
-	perf_record)
+	perf_record | perf_dwarf)
 		events=$(sed -n 's/.*(\([0-9]*\) samples).*/\1/p' "$err" | tail -1)
 		# LOST records (perf report --stats reads the whole file: first round only)
 		[ "$round" = 1 ] && lost=$("$PERF" report -i "$aux.data" --stats 2>/dev/null |
@@ -237,9 +244,12 @@ for c in "${cfgs[@]}"; do
 	timeout "$TIMEOUT" "${RUN[@]}" >/dev/null 2>&1 </dev/null
 	rm -f "$TMP"/warm*
 done
+# workloads.tsv: each workload, its arguments and the summary line of its untimed run, whose
+# arithmetic (page_touch's expected_faults) the report divides the per-fault costs by.
 for w in "${wls[@]}"; do
 	read -r -a cmd <<<"$BIN/$w ${WL_ARGS[$w]}"
-	timeout "$TIMEOUT" "${cmd[@]}" >/dev/null 2>&1 </dev/null
+	line=$(timeout "$TIMEOUT" "${cmd[@]}" 2>/dev/null </dev/null | grep -a "^$w: " | tail -1)
+	printf '%s\t%s\t%s\n' "$w" "${WL_ARGS[$w]}" "$line" >>"$OUT/workloads.tsv"
 done
 
 # ---- timed runs: rounds; in each, every workload with every configuration, shuffled ----
@@ -251,6 +261,22 @@ for round in $(seq "$RUNS"); do
 		for c in "${order[@]}"; do run_one "$round" "$w" "$c"; done
 	done
 done
+
+# ---- how far the DWARF walks got: one untimed run per workload ----
+# --folded writes only the stacks (its walk summary goes to stderr as text, and only with -v);
+# --svg with --json walks the same stacks with the same programs and puts the summary in the
+# JSON's "unwind" object, which the report reads ("walks reaching the outermost frame").
+if [[ " ${cfgs[*]} " == *" mm_folded "* ]]; then
+	say "bench: DWARF walk summary (one mmscope faults --svg /dev/null --json run per workload)"
+	mkdir -p "$OUT/unwind"
+	for w in "${wls[@]}"; do
+		read -r -a cmd <<<"$BIN/$w ${WL_ARGS[$w]}"
+		timeout "$TIMEOUT" "$MM" faults --svg /dev/null --json -o "$OUT/unwind/$w.json" -- \
+			"${cmd[@]}" >/dev/null 2>"$OUT/unwind/$w.stderr" </dev/null ||
+			say "  ! $w: no walk summary ($(tail -c 300 "$OUT/unwind/$w.stderr" | tr '\n' ' '))"
+		[ -s "$OUT/unwind/$w.stderr" ] || rm -f "$OUT/unwind/$w.stderr"
+	done
+fi
 
 # ---- start-up: launch to the command's first instruction, and launch-to-exit ----
 if [ "$STARTUP" = 1 ]; then
@@ -296,6 +322,7 @@ if [ "$PROFILE" = 1 ]; then
 			mm_stat) mode=(stat --json -o) ext=json ;;
 			mm_faults) mode=(faults --json -o) ext=json ;;
 			mm_folded) mode=(faults --folded -o) ext=folded ;;
+			mm_folded_fp) mode=(faults --folded --unwind fp -o) ext=folded ;;
 			mm_tlb) mode=(tlb --json -o) ext=json ;;
 			*) continue ;;
 			esac
