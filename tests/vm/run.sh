@@ -184,9 +184,11 @@ for t in "${targets[@]}"; do
 	# A BTF that describes no kernel the guests run (Debian 6.1 ppc64le's with a field
 	# inserted in mm_struct: tests/live/btf_shift.py): mmscope must refuse it everywhere.
 	if [ ! -s "$BUILD/wrong.btf" ]; then
-		xz -dc "$ROOT"/btf/ppc64le/6.1.0-57-powerpc64le.btf.xz >"$BUILD/wrong.btf.tmp" &&
-			python3 "$ROOT/tests/live/btf_shift.py" "$BUILD/wrong.btf.tmp" "$BUILD/wrong.btf" "" arg_start 8 ||
-			{ why[$t]="could not make build/vm/wrong.btf"; continue; }
+		if ! xz -dc "$ROOT"/btf/ppc64le/6.1.0-57-powerpc64le.btf.xz >"$BUILD/wrong.btf.tmp" ||
+			! python3 "$ROOT/tests/live/btf_shift.py" "$BUILD/wrong.btf.tmp" "$BUILD/wrong.btf" "" arg_start 8; then
+			why[$t]="could not make build/vm/wrong.btf"
+			continue
+		fi
 		rm -f "$BUILD/wrong.btf.tmp"
 	fi
 	# A ppc64le kernel of another series gets the 6.1 kernel's own BTF, unchanged: what a
