@@ -52,7 +52,8 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux-headers/$(ARC
 	$(CLANG_BPF_SYS_INCLUDES) -Wall -Werror -Wno-unused-function
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
-BPF_MAIN_SRCS := $(BPF_SRCS)
+# btfcheck.bpf.c is an object of its own, loaded before the main one (user/btfcheck.c).
+BPF_MAIN_SRCS := $(filter-out bpf/btfcheck.bpf.c,$(BPF_SRCS))
 # state.bpf.o defines the shared maps and must come first: libbpf 1.1's linker resolves the
 # other objects' extern maps only against definitions it has already seen.
 BPF_OBJS := $(OUT)/bpf/state.bpf.o $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(filter-out bpf/state.bpf.c,$(BPF_MAIN_SRCS)))
@@ -60,7 +61,8 @@ BPF_HDRS := $(wildcard bpf/*.h)
 USER_SRCS := $(wildcard user/*.c)
 USER_HDRS := $(wildcard user/*.h)
 USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
-SKELS := $(OUT)/mmscope.skel.h $(OUT)/mmscope_nocb.skel.h $(OUT)/syscall_names.h $(OUT)/btf_builtin.h
+SKELS := $(OUT)/mmscope.skel.h $(OUT)/mmscope_nocb.skel.h $(OUT)/btfcheck.skel.h $(OUT)/syscall_names.h \
+	$(OUT)/btf_builtin.h
 WORKLOADS := $(patsubst tools/workloads/%.c,$(OUT)/workloads/%,$(wildcard tools/workloads/*.c)) \
 	$(OUT)/workloads/deep_stack_dbgframe
 
@@ -94,6 +96,11 @@ $(OUT)/mmscope.bpf.o: $(BPF_OBJS)
 $(OUT)/mmscope.skel.h: $(OUT)/mmscope.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name mmscope > $@
+
+# The check that a BTF given or carried describes the running kernel (user/btfcheck.c).
+$(OUT)/btfcheck.skel.h: $(OUT)/bpf/btfcheck.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name btfcheck > $@
 
 # The same programs without BPF callbacks (-DMMSCOPE_NO_CALLBACKS, bpf/compat.bpf.h), for
 # kernels whose verifier knows none (before 5.13): only its ELF bytes are used, loaded through
@@ -285,8 +292,8 @@ check-format:
 clean:
 	rm -rf build
 
-# ---- VM tests: mmscope on Debian's 6.1 kernels under QEMU (tests/vm/run.sh) ----
-# make vmtest [TARGET="x86_64 power9 power8 arm64"]   (root; default: all four)
+# ---- VM tests: mmscope on Debian's 5.10, 6.1 and 6.12 kernels under QEMU (tests/vm/run.sh) ----
+# make vmtest [TARGET="x86_64 arm64-6.12 ..."]   (root; default: every target of tests/vm/run.sh)
 .PHONY: vmtest
 vmtest:
 	tests/vm/run.sh $(TARGET)

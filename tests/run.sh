@@ -3,7 +3,7 @@
 # The whole suite: unit tests (ASan/UBSan), live tests (root, this host), short fuzz runs,
 # static checks (cppcheck, clang-tidy, valgrind on each subcommand, clang-format), the set-up
 # of a fresh machine (a debootstrap chroot: tests/setup/fresh_chroot.sh), and the VM tests
-# (real 6.1 kernels of x86_64, ppc64le radix and hash, arm64 under QEMU).
+# (Debian's own 5.10, 6.1 and 6.12 kernels of x86_64, ppc64le radix and hash, arm64 under QEMU).
 # Every test prints "PASS name", "FAIL name" or "SKIP name (why)"; the last line counts them.
 #   tests/run.sh [unit|live|fuzz|static|setup|vm]...   (default: all)
 set -u

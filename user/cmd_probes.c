@@ -50,6 +50,14 @@ static int run_probes(struct mm_opts *opts)
 		jw_string(w, u.machine);
 		jw_key(w, "btf");
 		jw_string(w, btf);
+		/* How many facts about this process the BTF given or built in (which may have
+		 * been replaced by the kernel's own since) was found to agree on; null: none was
+		 * checked. */
+		jw_key(w, "btf_checked_facts");
+		if (btf_facts_checked >= 0)
+			jw_u64(w, (uint64_t)btf_facts_checked);
+		else
+			jw_null(w);
 		jw_key(w, "bpf_jit");
 		jw_bool(w, !k.jit_off);
 		jw_key(w, "user_stacks");
@@ -132,8 +140,14 @@ static int run_probes(struct mm_opts *opts)
 		jw_end_object(w);
 		jw_free(w);
 	} else {
-		printf("mmscope probes: kernel %s (%s), BTF: %s, BPF JIT: %s\n\n", u.release,
-		       u.machine, btf ? btf : "none (give --btf)",
+		char checked[64] = "";
+
+		if (btf_facts_checked >= 0)
+			snprintf(checked, sizeof(checked),
+				 " (%s agrees with this kernel on %d facts)",
+				 opts->btf ? "checked:" : "--btf's file", btf_facts_checked);
+		printf("mmscope probes: kernel %s (%s), BTF: %s%s, BPF JIT: %s\n\n", u.release,
+		       u.machine, btf ? btf : "none (give --btf)", checked,
 		       k.jit_off ? "off (interpreted; sysctl net.core.bpf_jit_enable=1 turns it on)"
 				 : "on");
 		printf("user stacks (--folded, --svg): %s%s%s\n\n",

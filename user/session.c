@@ -13,6 +13,7 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -20,6 +21,7 @@
 #include <bpf/libbpf.h>
 
 #include "btf.h"
+#include "btfcheck.h"
 #include "kcaps.h"
 #include "unwind.h"
 #include "cfi_cache.h"
@@ -984,16 +986,29 @@ static int check_privileges(void)
 }
 
 /*
- * --btf must be a readable BTF file; without it, a kernel lacking /sys/kernel/btf/vmlinux
- * gets the BTF mmscope carries for it, if any.
+ * The BTF mmscope's programs are relocated against. A kernel with its own
+ * (/sys/kernel/btf/vmlinux) is described by it exactly, and its verifier and attach points use
+ * that one whatever we pass: it is always preferred. Any other BTF, --btf's file or the one
+ * built in for a kernel without BTF, is used only if it describes the running kernel
+ * (btf_check_running(): its offsets must read what the kernel reports about this process),
+ * because a BTF of another kernel loads fine and makes every number wrong. A --btf file that
+ * disagrees is an error even where the kernel's own BTF would do: like perf refusing a vmlinux
+ * whose build ID is not the kernel's, a wrong explicit argument is a mistake to show (a script
+ * passing the wrong kernel's BTF elsewhere), not one to hide; one that agrees is replaced by
+ * the kernel's own, which -v says.
  */
+int btf_facts_checked = -1;
+
 int resolve_btf(struct mm_opts *opts)
 {
-	const char *what;
+	bool own = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+	const char *what = NULL;
+	char label[192], why[256];
+	struct utsname u;
+	int ret, n;
 
 	if (opts->btf) {
 		struct btf *btf;
-		char why[128];
 		struct stat st;
 
 		/* A FIFO or device would block or never end: only regular files are parsed. */
@@ -1014,11 +1029,44 @@ int resolve_btf(struct mm_opts *opts)
 			return -1;
 		}
 		btf__free(btf);
-		return 0;
+		snprintf(label, sizeof(label), "--btf %s", opts->btf);
+	} else {
+		opts->btf = btf_auto_path(&what);
+		if (!opts->btf)
+			return 0;
+		snprintf(label, sizeof(label), "the BTF built in for %s", what);
 	}
-	opts->btf = btf_auto_path(&what);
-	if (opts->btf)
+	uname(&u);
+	ret = btf_check_running(opts->btf, why, sizeof(why), &n);
+	if (ret == 1) {
+		err_msg("%s does not describe the running kernel %s: %s; %s", label, u.release, why,
+			own ? "leave --btf out: this kernel has its own BTF "
+			      "(/sys/kernel/btf/vmlinux)"
+			    : "give this kernel's own (pahole --btf_encode_detached=FILE on its "
+			      "vmlinux)");
+		return -1;
+	}
+	if (ret < 0) {
+		/* Not a wrong BTF, but no proof of a right one (a kernel before 5.10, no
+		 * privileges): said, not hidden. */
+		if (!own)
+			warn_msg("cannot check that %s describes the running kernel (%s): the "
+				 "numbers "
+				 "are right only if it does",
+				 label, why);
+	} else {
+		btf_facts_checked = n;
+		verbose_msg("%s agrees with the running kernel %s (%d facts about this process "
+			    "read through it)",
+			    label, u.release, n);
+	}
+	if (own) {
+		verbose_msg("%s: the kernel's own BTF, /sys/kernel/btf/vmlinux, is used instead",
+			    label);
+		opts->btf = NULL;
+	} else if (what) {
 		verbose_msg("no kernel BTF: using the BTF built in for %s", what);
+	}
 	return 0;
 }
 

@@ -127,8 +127,14 @@ struct session {
 	bool stopped_by_signal;
 };
 
-/* --btf validated, or the built-in BTF for this kernel chosen: 0, or -1 after an error. */
+/*
+ * The BTF to relocate against, in opts->btf (NULL: the kernel's own): --btf's file or the one
+ * built in, once checked against the running kernel. 0, or -1 after an error (a BTF that does
+ * not describe this kernel included). btf_facts_checked: how many facts the check compared
+ * (-1: no check ran).
+ */
 int resolve_btf(struct mm_opts *opts);
+extern int btf_facts_checked;
 int session_open(struct session *s, struct mm_opts *opts, const struct session_config *cfg);
 /* Interval callback: called every -i with the interval index (from 0). */
 typedef void (*interval_fn)(struct session *s, int index, double t0, double t1);

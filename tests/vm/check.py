@@ -33,7 +33,7 @@ import sys
 # the newest kernel of another Debian series (tools/vm/kernels.sh), whose differences from 6.1
 # are written down below (SERIES_*).
 MACHINES = ("x86_64", "power9", "power8", "arm64")
-TARGETS = MACHINES + ("x86_64-5.10",)
+TARGETS = MACHINES + ("x86_64-5.10", "x86_64-6.12", "arm64-6.12", "power9-6.12-64k")
 ARCH = {"x86_64": "x86", "power9": "powerpc", "power8": "powerpc", "arm64": "arm64"}
 
 # ---- what each kernel allows: the attach method mmscope must choose per event ----------------
@@ -99,22 +99,58 @@ EXPECT_FEATURES = {
 #    walk with build IDs on every stack, plain loops.
 #  - x86: the shootdown sender is native_flush_tlb_others() (renamed native_flush_tlb_multi()
 #    in v5.11: 4ce94eabac16 "x86/mm/tlb: Flush remote and local TLBs concurrently").
-SERIES_KERNEL = {"x86_64-5.10": r"5\.10\.0-\d+-amd64"}
+SERIES_KERNEL = {"x86_64-5.10": r"5\.10\.0-\d+-amd64", "x86_64-6.12": r"6\.12\.\d+\+deb13-amd64",
+                 "arm64-6.12": r"6\.12\.\d+\+deb13-arm64",
+                 "power9-6.12-64k": r"6\.12\.\d+\+deb13-powerpc64le-64k"}
 SERIES_METHODS = {
     # native_flush_tlb_multi() does not exist yet (its 5.10 form, native_flush_tlb_others(),
     # flushes the other CPUs only and is not a candidate): the sender side is not observed.
     "x86_64-5.10": {"tlb-shootdown-send": None},
+    # Debian 13's ppc64el kernel has BTF of its own (CONFIG_DEBUG_INFO_BTF=y): tp_btf for the
+    # sched tracepoints. Still no fentry: powerpc's BPF trampoline is v6.13 (d243b62b7bd3
+    # "powerpc64/bpf: Add support for bpf trampolines"), so handle_mm_fault keeps its kprobe,
+    # refused as ENOTSUPP; powerpc:tlbie stays raw_tp (mmscope has no tp_btf candidate for it).
+    "power9-6.12-64k": {"context-switch": "tp_btf", "task-fork": "tp_btf"},
+    # arm64 BPF trampolines (v6.4, SERIES_REFUSED): fentry/fexit on handle_mm_fault, the
+    # cheapest completion hook, as on x86_64.
+    "arm64-6.12": {"fault-completion": "fentry"},
+}
+# Members of a chosen hook group the kernel lacks ('probes' "missing"; user/catalog.c), per
+# target and event; every other chosen candidate must have all its members.
+SERIES_MISSING = {
+    # 6.12 has no out-of-line ptep_set_access_flags(): an inline wrapper since v6.9 (4602e5757bcc
+    # "arm64/mm: Wire up PTE_CONT for user mappings"; not in the guest's kallsyms). The group
+    # counts the other four functions.
+    "arm64-6.12": {"arm64-tlbi": ["ptep_set_access_flags"]},
 }
 SERIES_FEATURES = {
     "x86_64-5.10": {"task-btf": False, "task-storage": False, "task-pt-regs": False,
                     "callbacks": False, "bpf-loop": False, "mmap-build-id": False,
                     "find-vma": False},
+    # Its own BTF and the JIT on (bpf_jit_enable 1, where 6.1 booted with 0): every feature.
+    "power9-6.12-64k": {"task-btf": True, "task-storage": True, "task-pt-regs": True,
+                        "bpf-loop": True, "find-vma": True},
+}
+# The page size of a series whose kernel is built for another one than its machine's 6.1
+# (CONFIG_PPC_64K_PAGES): page_touch's page_size must say so.
+SERIES_PAGE_SIZE = {"power9-6.12-64k": 65536}
+# Candidates refused on a series, where it differs from the machine's 6.1 (EXPECT_REFUSED).
+SERIES_REFUSED = {
+    # arm64 has BPF trampolines for ftrace-managed functions since v6.4 (2aa6ac03516d "arm64:
+    # ftrace: Add direct call support"; Debian 13: DYNAMIC_FTRACE_WITH_DIRECT_CALLS=y): fentry
+    # attaches, nothing is refused.
+    "arm64-6.12": [],
 }
 # Where the user stacks come from the kernel's walk at every fault (no bpf_task_pt_regs()),
 # each reads build IDs with an irq_work: the "< 100 irq_work" check of the frame-pointer
 # walk's cache does not apply.
 NO_USTACK_CACHE = ("x86_64-5.10",)
 
+# What the guest reports of itself where a series differs from its machine's 6.1.
+SERIES_INFO = {
+    # Debian 13's ppc64el kernels are built with CONFIG_DEBUG_INFO_BTF=y (6.1's were not).
+    "power9-6.12-64k": {"kernel_btf": "yes"},
+}
 EXPECT_INFO = {
     "x86_64": {"kernel_btf": "yes", "arch": "x86_64"},
     "power9": {"kernel_btf": "no", "arch": "ppc64le", "mmu": "Radix"},
@@ -123,7 +159,8 @@ EXPECT_INFO = {
 }
 # Blocks guest.sh prints, in order; folded32 (a 32-bit program) on x86_64 and arm64.
 BLOCKS = ("info", "probes", "faults_base", "faults", "bare_touch_base", "bare_touch", "stat",
-          "bare_exec", "tlb", "switch", "cow_base", "cow", "folded", "folded32", "unwind", "dmesg")
+          "bare_exec", "tlb", "switch", "cow_base", "cow", "folded", "folded32", "unwind", "wrong_btf",
+          "dmesg")
 FOLDED_BLOCKS = ("folded", "folded32")
 MMSCOPE_BLOCKS = ("probes", "faults_base", "faults", "stat", "tlb", "switch", "cow_base", "cow")
 SUMMARY_RE = re.compile(r"^([a-z_]+): ([a-z_]+=\S*( |$))+")
@@ -367,7 +404,7 @@ def run_checks(target, blocks, markers, c):
     else:
         c.check("info: Debian 6.1.0-57 kernel", info.get("uname", "").startswith("6.1.0-57-"),
                 info.get("uname", "?"))
-    for k, v in EXPECT_INFO[target].items():
+    for k, v in dict(EXPECT_INFO[target], **SERIES_INFO.get(full_target, {})).items():
         if k == "arch":
             c.check(f"info: uname -m {v}", info.get("uname", "").endswith(" " + v), info.get("uname"))
         else:
@@ -389,6 +426,14 @@ def run_checks(target, blocks, markers, c):
             c.check(f"probes: {ev} -> {want}", e.get("method") == want,
                     f"mmscope chose {e.get('method')} [{cands}]")
             chosen = [x.get("method") for x in e.get("candidates", []) if x.get("status") == "chosen"]
+            for x in e.get("candidates", []):
+                if x.get("status") != "chosen":
+                    continue
+                # "fn: why; fn: why" -> the functions named
+                gone = sorted(part.split(":")[0].strip() for part in (x.get("missing") or "").split("; ") if part)
+                want_gone = sorted(SERIES_MISSING.get(full_target, {}).get(ev, []))
+                c.check(f"probes: {ev}/{x.get('method')} members missing: {want_gone or 'none'}", gone == want_gone,
+                        f"missing={x.get('missing')!r}")
             c.check(f"probes: {ev} candidates agree", chosen == ([want] if want else []) or
                     chosen == ([e.get("method")] if e.get("method") else []),
                     f"chosen candidates {chosen}, method {e.get('method')}")
@@ -397,7 +442,7 @@ def run_checks(target, blocks, markers, c):
                     # A refusal always says why (README: n/a with the reason).
                     c.check(f"probes: {ev}/{x.get('method')} refusal has a reason",
                             bool(x.get("reason")), json.dumps(x))
-        for ev, meth, pat in EXPECT_REFUSED.get(target, []):
+        for ev, meth, pat in SERIES_REFUSED.get(full_target, EXPECT_REFUSED.get(target, [])):
             e = events.get(ev) or {}
             x = [x for x in e.get("candidates", []) if x.get("method") == meth]
             ok = bool(x) and x[0].get("status") == "refused" and re.search(pat, x[0].get("reason") or "", re.I)
@@ -415,8 +460,15 @@ def run_checks(target, blocks, markers, c):
                 (info.get("bpf_jit_enable", "?") != "0"), f"bpf_jit={p.get('bpf_jit')!r}, "
                 f"sysctl {info.get('bpf_jit_enable')!r}")
         btf = p.get("btf")
-        c.check("probes: BTF source", btf == ("/btf/vmlinux.btf" if arch == "powerpc" else "/sys/kernel/btf/vmlinux"),
-                f"btf={btf!r}")
+        given = info.get("btf_arg", "").startswith("--btf ")
+        c.check("probes: BTF source", btf == ("/btf/vmlinux.btf" if given else "/sys/kernel/btf/vmlinux"),
+                f"btf={btf!r}, guest's btf_arg {info.get('btf_arg')!r}")
+        # The BTF given (ppc64le 6.1's) was checked against the kernel (user/btfcheck.c) and
+        # agreed on every fact: 20 about the task and its mm, and on powerpc the user
+        # registers' system call number; none is checked where the kernel's own is used.
+        c.check("probes: btf_checked_facts (21 with --btf on powerpc, else null)",
+                p.get("btf_checked_facts") == (21 if given and arch == "powerpc" else 20 if given else None),
+                f"btf_checked_facts={p.get('btf_checked_facts')!r}")
 
     # ---- faults: page_touch -w 500 -r 500 -x 50 against its baseline -w 0 -r 0 -x 0 ----
     fb, fr = doc("faults_base"), doc("faults")
@@ -449,6 +501,9 @@ def run_checks(target, blocks, markers, c):
             a, b = f1.get(k), f0.get(k)
             return None if a is None or b is None else a - b
 
+        if full_target in SERIES_PAGE_SIZE:
+            c.check(f"faults: page_touch's page_size {SERIES_PAGE_SIZE[full_target]}",
+                    s.get("page_size") == SERIES_PAGE_SIZE[full_target], f"page_size={s.get('page_size')!r}")
         # Tolerance 15 faults per delta: the baseline's own faults move by +-3 per class between
         # runs (fault-around in the binary's mappings, which of mmscope's forked child and the
         # exec'd image first writes a shared page) and the VMs add nothing: idle, one task.
@@ -849,6 +904,20 @@ def run_checks(target, blocks, markers, c):
             inv = sum(x.get("local", 0) + x.get("broadcast", 0) for x in cls
                       if x.get("access") in ("write", None, "unknown") and x.get("mode") == "user")
             c.check("cow: >= N user write faults issued an invalidation", inv >= n, f"{inv} (N={n})")
+
+    # ---- wrong_btf: a BTF of no kernel here (6.1 ppc64le's with a field inserted in mm_struct)
+    # must be refused, never used: exit 1, one line naming this kernel, and the command never
+    # started (no workload summary) ----
+    wb = blocks.get("wrong_btf")
+    if wb is not None and wb.rc is not None:
+        rel = info.get("uname", "?").split(" ")[0]
+        c.check("wrong_btf: refused with exit 1", wb.rc == 1, f"rc={wb.rc}: {wb.last_error()[:200]}")
+        c.check("wrong_btf: one line 'mmscope: --btf /btf/wrong.btf does not describe the running kernel'",
+                len(wb.stderr) == 1 and wb.stderr[0].startswith(
+                    f"mmscope: --btf /btf/wrong.btf does not describe the running kernel {rel}: "),
+                " | ".join(wb.stderr)[:300])
+        c.check("wrong_btf: the command never ran", not wb.summary and wb.doc is None,
+                f"summary {wb.summary}, JSON {'yes' if wb.doc else 'no'}")
 
     # ---- the kernel log of the run: no warnings, oopses or BUGs (BPF must not upset it) ----
     dm = blocks.get("dmesg")

@@ -28,7 +28,8 @@
 # and is printed once the command has finished; the console log level is lowered to 1 so
 # that only emergencies can interleave (the kernel log of the run is printed at the end).
 #
-# Input: /etc/vmtest.env (VMTEST_TARGET=x86_64|power9|power8|arm64), /btf/vmlinux.btf (ppc64le).
+# Input: /etc/vmtest.env (VMTEST_TARGET=x86_64|power9|power8|arm64[-SERIES]), /btf/vmlinux.btf
+# (ppc64le 6.1), /btf/wrong.btf (a BTF of no kernel here).
 #
 # shellcheck disable=SC2086 # $BTF, $counters, $OUT/$name: word splitting wanted, no spaces
 # shellcheck disable=SC1091 # /etc/vmtest.env exists only in the guest (written by run.sh)
@@ -224,6 +225,12 @@ fi
 # the DWARF walk on x86_64 and arm64, the kernel's back-chain walk on powerpc. It prints the
 # stacks it expects ("expect KIND COUNT main;level_a;...;leaf").
 run_block unwind "" mmscope faults --folded $BTF -- deep_stack -d 3,11,26 -p 200 -r 50 -s 20
+
+# A BTF of no kernel here (/btf/wrong.btf, made by run.sh): refused before the command runs,
+# with one line naming what differs (user/btfcheck.c), exit 1.
+if [ -f /btf/wrong.btf ]; then
+	run_block wrong_btf "" mmscope faults --json --btf /btf/wrong.btf -- page_touch -w 10 -r 0 -x 0
+fi
 
 echo "=== BEGIN dmesg"
 echo "=== CMD dmesg (lines logged during the tests)"

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # tests/vm/run.sh - mmscope on Debian's own 6.1 kernels under QEMU: build, boot, check.
 #
-# What, per target (x86_64, power9 = ppc64le radix MMU, power8 = ppc64le hash MMU, arm64):
+# What, per target (x86_64, power9 = ppc64le radix MMU, power8 = ppc64le hash MMU, arm64, and
+# MACHINE-SERIES: the same machine with Debian 11's 5.10 or Debian 13's 6.12 kernel, e.g.
+# x86_64-5.10, arm64-6.12, power9-6.12-64k: 64 KB pages):
 #   1. set-up (once): tools/vm/deps.sh, the pinned kernel and busybox (tools/vm/kernels.sh
 #      fetch);
 #   2. build (once per architecture): make static workloads with OUT=build/vm/<arch> and
@@ -11,8 +13,9 @@
 #      ppc64le and arm64 builds link the guest's static libraries unpacked by
 #      tools/vm/sysroot.sh (SYSROOT=), never packages installed for a foreign architecture;
 #   3. an initramfs (tools/vm/mkinitramfs.sh): mmscope, the workloads, tests/vm/guest.sh as
-#      /test.sh, /etc/vmtest.env naming the target, and for ppc64le the decompressed
-#      btf/ppc64le/<release>.btf.xz as /btf/vmlinux.btf (Debian's ppc64el kernel has no BTF);
+#      /test.sh, /etc/vmtest.env naming the target, for ppc64le 6.1 the decompressed
+#      btf/ppc64le/<release>.btf.xz as /btf/vmlinux.btf (Debian's ppc64el 6.1 kernel has no
+#      BTF), and a wrong BTF as /btf/wrong.btf (guest.sh's wrong_btf block);
 #   4. boot (tools/vm/boot.sh), at most two VMs at a time (two vCPUs each, TCG);
 #   5. check the serial log on the host (tests/vm/check.py).
 # Prints exactly one line per target on stdout, `PASS <target> (N checks, T s)` or
@@ -35,7 +38,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 VMT="$ROOT/tests/vm"
 TOOLS="$ROOT/tools/vm"
 BUILD="$ROOT/build/vm"
-ALL_TARGETS=(x86_64 power9 power8 arm64 x86_64-5.10)
+ALL_TARGETS=(x86_64 power9 power8 arm64 x86_64-5.10 x86_64-6.12 arm64-6.12 power9-6.12-64k)
 TIMEOUT=${VMTEST_TIMEOUT:-600}
 JOBS=${VMTEST_JOBS:-2}
 
@@ -178,6 +181,25 @@ for t in "${targets[@]}"; do
 		xz -dc "$btf" >"$BUILD/ppc64le.btf" || { why[$t]="could not decompress $btf"; continue; }
 		files+=("$BUILD/ppc64le.btf:/btf/vmlinux.btf")
 	fi
+	# A BTF that describes no kernel the guests run (Debian 6.1 ppc64le's with a field
+	# inserted in mm_struct: tests/live/btf_shift.py): mmscope must refuse it everywhere.
+	if [ ! -s "$BUILD/wrong.btf" ]; then
+		if ! xz -dc "$ROOT"/btf/ppc64le/6.1.0-57-powerpc64le.btf.xz >"$BUILD/wrong.btf.tmp" ||
+			! python3 "$ROOT/tests/live/btf_shift.py" "$BUILD/wrong.btf.tmp" "$BUILD/wrong.btf" "" arg_start 8; then
+			why[$t]="could not make build/vm/wrong.btf"
+			continue
+		fi
+		rm -f "$BUILD/wrong.btf.tmp"
+	fi
+	# A ppc64le kernel of another series gets the 6.1 kernel's own BTF, unchanged: what a
+	# user passing the wrong kernel's BTF gives it (issue 30: wrong numbers, before the check).
+	if [ "$a" = powerpc ] && [ "${series_of[$t]}" != 6.1 ]; then
+		xz -dc "$ROOT"/btf/ppc64le/6.1.0-57-powerpc64le.btf.xz >"$BUILD/ppc64le-6.1.btf" ||
+			{ why[$t]="could not decompress the 6.1 ppc64le BTF"; continue; }
+		files+=("$BUILD/ppc64le-6.1.btf:/btf/wrong.btf")
+	else
+		files+=("$BUILD/wrong.btf:/btf/wrong.btf")
+	fi
 	if ! "$TOOLS/mkinitramfs.sh" "${kern_arch[$t]}" "$d/initramfs.cpio.gz" "${files[@]}" 2>"$d/mkinitramfs.log"; then
 		why[$t]="mkinitramfs.sh failed ($(tail -1 "$d/mkinitramfs.log"))"
 	fi
@@ -208,7 +230,7 @@ queue=()
 for t in "${targets[@]}"; do [ -z "${why[$t]:-}" ] && queue+=("$t"); done
 # Longest first (ppc64le boots and runs slowest under TCG), so the pairs finish together.
 ordered=()
-for t in power9 power8 arm64 x86_64-5.10 x86_64; do
+for t in power9-6.12-64k power9 power8 arm64-6.12 arm64 x86_64-5.10 x86_64-6.12 x86_64; do
 	case " ${queue[*]:-} " in *" $t "*) ordered+=("$t") ;; esac
 done
 declare -A pid_of=()
