@@ -336,7 +336,9 @@ static __always_inline void fault_complete(bool major)
 	}
 	if (collect_procs)
 		proc_count(of->tgid, cls, true);
-	if (collect_stacks)
+	if (collect_stacks && (!stack_major_only || major) &&
+	    (!stack_min_latency_ns || lat >= stack_min_latency_ns) &&
+	    (!stack_type_mask || (stack_type_mask & (1u << FC_TYPE(cls)))))
 		folded_count(of, cls, lat);
 	of->ts = 0; /* closed */
 }

@@ -235,7 +235,9 @@ static __always_inline void fault_abandoned(struct mm_stats *s, struct open_faul
 	fault_tlb_count(s, of->cls, of->tlb);
 	if (of->loc_ip)
 		want_maps(of->tgid); /* its location's build ID was never read: a raw address */
-	if (collect_stacks)
+	/* An incomplete fault is neither major nor timed: not in a filtered run's stacks. */
+	if (collect_stacks && !stack_major_only && !stack_min_latency_ns &&
+	    (!stack_type_mask || (stack_type_mask & (1u << FC_TYPE(of->cls)))))
 		folded_count(of, of->cls, 0);
 }
 

@@ -173,19 +173,7 @@ void faults_report_counts(struct report *r, const struct mm_stats *st, uint64_t 
 	}
 }
 
-/* By enum fault_type: the names of the folded leaf frames and of the table, and JSON keys. */
-static const char *const type_names[FTY_NR] = {
-	[FTY_NONE] = "none",   [FTY_HEAP] = "heap",	  [FTY_STACK] = "stack",
-	[FTY_ANON] = "anon",   [FTY_FILE] = "file",	  [FTY_FILE_SHARED] = "file-shared",
-	[FTY_SHMEM] = "shmem", [FTY_HUGETLB] = "hugetlb", [FTY_SPECIAL] = "special",
-	[FTY_COW] = "cow",
-};
-static const char *const type_keys[FTY_NR] = {
-	[FTY_NONE] = "none",   [FTY_HEAP] = "heap",	  [FTY_STACK] = "stack",
-	[FTY_ANON] = "anon",   [FTY_FILE] = "file",	  [FTY_FILE_SHARED] = "file_shared",
-	[FTY_SHMEM] = "shmem", [FTY_HUGETLB] = "hugetlb", [FTY_SPECIAL] = "special",
-	[FTY_COW] = "cow",
-};
+/* By enum fault_type (names: opts.c fault_type_name()). */
 static const char *const type_help[FTY_NR] = {
 	[FTY_NONE] = "no mapping (no handle_mm_fault() call)",
 	[FTY_HEAP] = "anonymous: the brk heap",
@@ -198,19 +186,6 @@ static const char *const type_help[FTY_NR] = {
 	[FTY_SPECIAL] = "vDSO, device, PFN maps, anon inodes",
 	[FTY_COW] = "copy-on-write: write to a present page",
 };
-
-const char *fault_type_name(unsigned int t)
-{
-	return t < FTY_NR ? type_names[t] : "?";
-}
-
-int fault_type_parse(const char *name)
-{
-	for (int t = 0; t < FTY_NR; t++)
-		if (!strcmp(name, type_names[t]) || !strcmp(name, type_keys[t]))
-			return t;
-	return -1;
-}
 
 const char *faults_type_unavailable(const struct session *s)
 {
@@ -267,11 +242,11 @@ static void types_report(struct report *r, const struct mm_stats *st, bool histo
 
 		if (r->jw) {
 			if (t == FTY_COW && no_cow) {
-				snprintf(key, sizeof(key), "faults.by_type.%s", type_keys[t]);
+				snprintf(key, sizeof(key), "faults.by_type.%s", fault_type_key(t));
 				report_counter(r, key, "", false, 0, no_cow);
 				continue;
 			}
-			jw_key(r->jw, type_keys[t]);
+			jw_key(r->jw, fault_type_key(t));
 			jw_begin_object(r->jw);
 			jw_key(r->jw, "faults");
 			jw_u64(r->jw, all);
@@ -283,7 +258,7 @@ static void types_report(struct report *r, const struct mm_stats *st, bool histo
 			jw_u64(r->jw, n[TY_INCOMPLETE]);
 			if (histograms) {
 				snprintf(key, sizeof(key), "faults.by_type.%s.latency_ns",
-					 type_keys[t]);
+					 fault_type_key(t));
 				report_hist(r, key, "", "nsecs", (const uint64_t *)st->type_lat[t],
 					    (const uint64_t *)&st->type_lat_sum[t],
 					    !r->s->cfg.untimed_faults, "untimed run");
@@ -292,12 +267,12 @@ static void types_report(struct report *r, const struct mm_stats *st, bool histo
 			continue;
 		}
 		if (t == FTY_COW && no_cow) {
-			fprintf(r->out, "  %-12s %10s  (%s)\n", type_names[t], "n/a", no_cow);
+			fprintf(r->out, "  %-12s %10s  (%s)\n", fault_type_name(t), "n/a", no_cow);
 			continue;
 		}
 		if (!all)
 			continue;
-		fprintf(r->out, "  %-12s %10llu %10llu %8llu %10llu ", type_names[t],
+		fprintf(r->out, "  %-12s %10llu %10llu %8llu %10llu ", fault_type_name(t),
 			(unsigned long long)all, (unsigned long long)n[TY_MINOR],
 			(unsigned long long)n[TY_MAJOR], (unsigned long long)n[TY_INCOMPLETE]);
 		if (done && !r->s->cfg.untimed_faults)
@@ -315,9 +290,9 @@ static void types_report(struct report *r, const struct mm_stats *st, bool histo
 	for (int t = 0; t < FTY_NR; t++) {
 		if (!st->type_n[t][TY_MINOR] && !st->type_n[t][TY_MAJOR])
 			continue;
-		snprintf(key, sizeof(key), "faults.by_type.%s.latency_ns", type_keys[t]);
+		snprintf(key, sizeof(key), "faults.by_type.%s.latency_ns", fault_type_key(t));
 		snprintf(title, sizeof(title), "fault latency, %s faults (entry to completion)",
-			 type_names[t]);
+			 fault_type_name(t));
 		report_hist(r, key, title, "nsecs", (const uint64_t *)st->type_lat[t],
 			    (const uint64_t *)&st->type_lat_sum[t], true, NULL);
 	}

@@ -19,8 +19,5 @@ const char *faults_latency_method(const struct session *s, char *buf, size_t len
 void faults_report_anatomy(struct report *r, const struct mm_stats *st, bool histograms);
 /* Why fault types cannot be told on this kernel, or NULL. */
 const char *faults_type_unavailable(const struct session *s);
-/* enum fault_type's name ("anon", "file-shared"), and the type of a name (-1: none). */
-const char *fault_type_name(unsigned int t);
-int fault_type_parse(const char *name);
 
 #endif

@@ -114,3 +114,18 @@ fi
 "$MMSCOPE" faults --folded -- "$FA" -f $F -d $DIR >"$TMP/f.folded" 2>"$TMP/f.err"
 n=$(awk '/;read_file_pages;/ && /\[read major( file)?\] [0-9]+$/ { s += $NF } END { print s + 0 }' "$TMP/f.folded")
 ok "anatomy: folded: read_file_pages ... [read major] holds the F majors" "$n of $F: $(grep major "$TMP/f.folded" | head -2 | cut -c1-200)" [ "$n" -eq $F ]
+
+# ---- --major: the stacks of major faults only: exactly the file's second pass ----
+"$MMSCOPE" faults --folded --major -- "$FA" -a 100 -f $F -d $DIR >"$TMP/m.folded" 2>"$TMP/m.err"
+tot=$(awk '/ [0-9]+$/ && /;/ { s += $NF } END { print s + 0 }' "$TMP/m.folded")
+n=$(awk '/;read_file_pages;/ && /\[read major( file)?\] [0-9]+$/ { s += $NF } END { print s + 0 }' "$TMP/m.folded")
+ok "anatomy: --major: every stack is a major fault's, F of them, all under read_file_pages" \
+	"total $tot, read_file_pages $n, F $F: $(grep -v major "$TMP/m.folded" | head -2 | cut -c1-160)" \
+	[ "$tot" -eq $F -a "$n" -eq $F ]
+# --type where types cannot be told: refused before the command runs, with the reason.
+"$MMSCOPE" faults --folded --type anon -- true >"$TMP/t.out" 2>"$TMP/t.err"
+rc=$?
+if [ "$types" = null ]; then
+	ok "anatomy: --type refused here (no handle_mm_fault() hook), exit 1, reason said" "rc $rc: $(one_line "$TMP/t.err")" \
+		eval "[ $rc -eq 1 ] && grep -q handle_mm_fault '$TMP/t.err'"
+fi
