@@ -571,7 +571,7 @@ def run_checks(target, blocks, markers, c):
                 a, b = g(t1, t, k), g(t0, t, k)
                 return None if a is None or b is None else a - b
             file_t = s.get("file_type")  # the file's directory: tmpfs (shmem) or another fs
-            exp = {"anon": s.get("expected_anon", 0) - (0 if cow_seen else 0),
+            exp = {"anon": s.get("expected_anon", 0),
                    "heap": s.get("expected_heap"),
                    "shmem": s.get("expected_shmem", 0) +
                    (s.get("expected_file_minor", 0) + s.get("expected_file_major", 0)
@@ -637,8 +637,7 @@ def run_checks(target, blocks, markers, c):
             return sum(n for f, n in stacks if fn in f[1:] and f[-1] == leaf)
         s = fa.summary
         c.near("anatomy_folded: touch_anon_pages ... [write minor anon] = the anon pages",
-               leaf_under("touch_anon_pages", "[write minor anon]"), s.get("expected_anon", 0) -
-               (0 if target == "arm64" else 0), 5)
+               leaf_under("touch_anon_pages", "[write minor anon]"), s.get("expected_anon"), 5)
         c.near("anatomy_folded: touch_heap_pages ... [write minor heap] = the heap pages",
                leaf_under("touch_heap_pages", "[write minor heap]"), s.get("expected_heap"), 5)
         c.near("anatomy_folded: write_shmem_pages ... [write minor shmem] = the memfd pages",
