@@ -138,7 +138,8 @@ def machine_of(target):
 
 def blocks_of(target):
     """The blocks guest.sh prints for target."""
-    return tuple(n for n in BLOCKS if n != "folded32" or machine_of(target) in ("x86_64", "arm64"))
+    return tuple(n for n in BLOCKS if (n != "folded32" or machine_of(target) in ("x86_64", "arm64"))
+                 and (n != "anatomy_folded" or machine_of(target) == "x86_64"))
 
 
 class Block:

@@ -217,8 +217,12 @@ run_block cow "$TLBC" mmscope faults --json $BTF -- cow_fork -n 200
 # that nothing could be evicted for major faults).
 run_block anatomy_base "" mmscope faults --json $BTF -- fault_anatomy -d /tmp
 run_block anatomy "" mmscope faults --json $BTF -- fault_anatomy -a 200 -b 100 -f 64 -s 100 -c 100 -d /tmp
-# The same command as folded stacks: the type is in each leaf frame.
-run_block anatomy_folded "" mmscope faults --folded $BTF -- fault_anatomy -a 200 -b 100 -f 64 -s 100 -c 100 -d /tmp
+# The same command as folded stacks: the type is in each leaf frame. x86_64 only for now: on
+# arm64 this run did not end within the boot's 420 s (still running 150 s after it began; the
+# same command without --folded takes 14 s): to be investigated.
+if [ "$VMTEST_MACHINE" = x86_64 ]; then
+	run_block anatomy_folded "" mmscope faults --folded $BTF -- fault_anatomy -a 200 -b 100 -f 64 -s 100 -c 100 -d /tmp
+fi
 # The same page_touch command as folded stacks: the user-stack capture of each kernel (the
 # frame-pointer walk and its cache on x86_64 and arm64, the kernel's own walk on powerpc).
 run_block folded "" mmscope faults --folded $BTF -- page_touch -w 500 -r 500 -x 50
