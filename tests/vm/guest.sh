@@ -218,8 +218,9 @@ run_block cow "$TLBC" mmscope faults --json $BTF -- cow_fork -n 200
 run_block anatomy_base "" mmscope faults --json $BTF -- fault_anatomy -d /tmp
 run_block anatomy "" mmscope faults --json $BTF -- fault_anatomy -a 200 -b 100 -f 64 -s 100 -c 100 -d /tmp
 # The same command as folded stacks: the type is in each leaf frame. x86_64 only for now: on
-# arm64 this run did not end within the boot's 420 s (still running 150 s after it began; the
-# same command without --folded takes 14 s): to be investigated.
+# arm64 the first --folded run of the guest does not end within the boot's 420 s, this one or
+# the page_touch "folded" block below, also at a450c27 without fault types (the same arm64
+# target, 2026-12-07): run it there again once that is fixed.
 if [ "$VMTEST_MACHINE" = x86_64 ]; then
 	run_block anatomy_folded "" mmscope faults --folded $BTF -- fault_anatomy -a 200 -b 100 -f 64 -s 100 -c 100 -d /tmp
 fi
