@@ -231,13 +231,12 @@ static __always_inline __u64 location_count(void *ctx, __u32 tgid, __u32 cls, __
 /* handle_mm_fault() was called for the current thread's open fault: read the build ID of
  * its new location (location_count()), in its slot if no other location took it since (else
  * at its next fault). The leaf of its user stack is the faulting instruction. */
-static __always_inline void location_build_id(void *ctx)
+static __always_inline void location_build_id(void *ctx, struct open_fault *of)
 {
-	struct open_fault *of = open_fault_of();
 	struct fault_location_key key = {};
 	struct location_slot *slot;
 
-	if (!of || !of->loc_ip)
+	if (!of->loc_ip)
 		return;
 	key.tgid = of->tgid;
 	key.mm = current_mm();
@@ -286,6 +285,7 @@ static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 ip)
 	of->cls = cls;
 	of->tgid = id >> 32;
 	of->tlb = 0;
+	of->calls = 0;
 	of->loc_ip = loc_ip;
 	if (collect_stacks) {
 		bpf_get_current_comm(of->comm, sizeof(of->comm));
@@ -327,6 +327,7 @@ static __always_inline void fault_complete(bool major)
 	cls = of->cls | FC_DONE | (major ? FC_MAJOR : 0);
 	s->c[major ? CNT_FAULT_MAJOR : CNT_FAULT_MINOR]++;
 	fault_tlb_count(s, cls, of->tlb);
+	fault_type_count(s, of, major ? TY_MAJOR : TY_MINOR, lat, !untimed_faults);
 	if (!lat_from_calls && !untimed_faults) {
 		/* LAT_ALL is their sum, made in userspace (session_read_stats()). */
 		hist_bump(s->lat[major ? LAT_MAJOR : LAT_MINOR], lat);
@@ -335,7 +336,9 @@ static __always_inline void fault_complete(bool major)
 	}
 	if (collect_procs)
 		proc_count(of->tgid, cls, true);
-	if (collect_stacks)
+	if (collect_stacks && (!stack_major_only || major) &&
+	    (!stack_min_latency_ns || lat >= stack_min_latency_ns) &&
+	    (!stack_type_mask || (stack_type_mask & (1u << FC_TYPE(cls)))))
 		folded_count(of, cls, lat);
 	of->ts = 0; /* closed */
 }
@@ -465,13 +468,12 @@ int pf_done_major(struct bpf_perf_event_data *ctx)
  * The entry hook could not tell the access (perf page-fault event on arm64, or on x86 without
  * the exceptions tracepoints): handle_mm_fault()'s flags can, once the fault gets that far.
  */
-static __always_inline void learn_access(unsigned int flags)
+static __always_inline void learn_access(struct open_fault *of, unsigned int flags)
 {
-	struct open_fault *of = open_fault_of();
 	struct mm_stats *s;
 	__u32 cls;
 
-	if (!of || (of->cls & FC_ACCESS_KNOWN))
+	if (of->cls & FC_ACCESS_KNOWN)
 		return;
 	cls = FC_ACCESS_KNOWN;
 	if (flags & FAULT_FLAG_INSTRUCTION)
@@ -495,7 +497,102 @@ static __always_inline void learn_access(unsigned int flags)
 	}
 }
 
-static __always_inline void mm_fault_call(void *ctx, unsigned int flags, void *regs)
+/* include/linux/mm.h vm_flags (the same values since 2.6) and filesystem magics
+ * (include/uapi/linux/magic.h). */
+#define VM_SHARED	    0x00000008UL
+#define VM_GROWSDOWN	    0x00000100UL
+#define VM_PFNMAP	    0x00000400UL
+#define VM_IO		    0x00004000UL
+#define VM_HUGETLB	    0x00400000UL
+#define VM_MIXEDMAP	    0x10000000UL
+#define TMPFS_MAGIC	    0x01021994UL
+#define ANON_INODE_FS_MAGIC 0x09041934UL
+
+/*
+ * The type of the mapping a fault hit (enum fault_type), from the vma handle_mm_fault() was
+ * given: what /proc/PID/maps shows ([heap], [stack], a file, [vdso]), and for files what backs
+ * them. Four to six loads a call: the flags, the file or the ops, then the file's filesystem
+ * (tmpfs and memfd are shmem whatever the mapping's flags) or, for anonymous memory, the mm's
+ * heap and stack bounds. READ is a direct load (fentry: a BTF pointer) or a probe read
+ * (kprobe); the vma is stable while handle_mm_fault() runs (its caller holds the mmap lock or
+ * the vma's lock).
+ */
+#define VMA_TYPE_BODY(READ, MAGIC)                                                                 \
+	unsigned long vm_flags = READ(vma, vm_flags);                                              \
+	struct file *file;                                                                         \
+	__u32 t;                                                                                   \
+                                                                                                   \
+	if (vm_flags & VM_HUGETLB)                                                                 \
+		t = FTY_HUGETLB;                                                                   \
+	else if (vm_flags & (VM_IO | VM_PFNMAP | VM_MIXEDMAP))                                     \
+		t = FTY_SPECIAL;                                                                   \
+	else if ((file = READ(vma, vm_file))) {                                                    \
+		unsigned long magic = MAGIC(file);                                                 \
+                                                                                                   \
+		t = magic == TMPFS_MAGIC	   ? FTY_SHMEM                                     \
+		    : magic == ANON_INODE_FS_MAGIC ? FTY_SPECIAL                                   \
+		    : vm_flags & VM_SHARED	   ? FTY_FILE_SHARED                               \
+						   : FTY_FILE;                                             \
+	} else if (READ(vma, vm_ops)) {                                                            \
+		t = FTY_SPECIAL; /* _install_special_mapping(): the vDSO and the like */           \
+	} else {                                                                                   \
+		struct mm_struct *mm = READ(vma, vm_mm);                                           \
+		unsigned long start = READ(vma, vm_start), end = READ(vma, vm_end);                \
+		unsigned long stack = READ(mm, start_stack);                                       \
+                                                                                                   \
+		/* The tests of /proc/PID/maps' [heap] and [stack] (fs/proc/task_mmu.c). */        \
+		if (start <= READ(mm, brk) && end >= READ(mm, start_brk))                          \
+			t = FTY_HEAP;                                                              \
+		else if ((vm_flags & VM_GROWSDOWN) || (start <= stack && end >= stack))            \
+			t = FTY_STACK;                                                             \
+		else                                                                               \
+			t = FTY_ANON;                                                              \
+	}                                                                                          \
+	/* A write to a present page of a private mapping: copy-on-write (or its reuse of an       \
+	 * exclusive page). Needs the protection bit of the fault entry. */                        \
+	if (t != FTY_SPECIAL && t != FTY_SHMEM && !(vm_flags & VM_SHARED) &&                       \
+	    (cls & (FC_PROT_KNOWN | FC_WRITE | FC_PROT)) == (FC_PROT_KNOWN | FC_WRITE | FC_PROT))  \
+		t = FTY_COW;                                                                       \
+	return t;
+
+#define VMA_BTF(p, f)	   ((p)->f)
+#define VMA_BTF_MAGIC(f)   ((f)->f_inode->i_sb->s_magic)
+#define VMA_PROBE(p, f)	   BPF_CORE_READ(p, f)
+#define VMA_PROBE_MAGIC(f) BPF_CORE_READ(f, f_inode, i_sb, s_magic)
+
+static __always_inline __u32 vma_type_btf(struct vm_area_struct *vma, __u32 cls)
+{
+	VMA_TYPE_BODY(VMA_BTF, VMA_BTF_MAGIC)
+}
+
+static __always_inline __u32 vma_type_probe(struct vm_area_struct *vma, __u32 cls)
+{
+	VMA_TYPE_BODY(VMA_PROBE, VMA_PROBE_MAGIC)
+}
+/*
+ * A handle_mm_fault() call for the current thread's open fault (regs set: GUP's calls have
+ * none and are no fault): the access where the entry could not tell it, the type of the
+ * mapping (each call: a retry may find the mapping changed), the count of calls, and the
+ * build ID of a new location. btf: the vma is a BTF pointer (fentry), else probe reads.
+ */
+static __always_inline void mm_fault_of_call(void *ctx, struct vm_area_struct *vma,
+					     unsigned int flags, bool btf)
+{
+	struct open_fault *of = open_fault_of();
+	__u32 t;
+
+	if (!of)
+		return;
+	learn_access(of, flags);
+	t = btf ? vma_type_btf(vma, of->cls) : vma_type_probe(vma, of->cls);
+	of->cls = (of->cls & ~FC_TYPE_MASK) | (t << FC_TYPE_SHIFT);
+	of->calls++;
+	if (collect_locations)
+		location_build_id(ctx, of);
+}
+
+static __always_inline void mm_fault_call(void *ctx, struct vm_area_struct *vma, unsigned int flags,
+					  void *regs, bool btf)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
@@ -503,16 +600,47 @@ static __always_inline void mm_fault_call(void *ctx, unsigned int flags, void *r
 
 	if (!trace_allowed(id))
 		return;
-	if (regs) {
-		learn_access(flags);
-		if (collect_locations)
-			location_build_id(ctx);
-	}
+	if (regs)
+		mm_fault_of_call(ctx, vma, flags, btf);
 	call.ts = bpf_ktime_get_ns();
 	call.flags = flags;
 	call.has_regs = regs != NULL;
 	if (bpf_map_update_elem(&lat_calls, &tid, &call, BPF_ANY))
 		count_lost(CNT_LOST_LAT);
+}
+
+/* vm_fault_t bits beside mm_account_fault()'s: VM_FAULT_COMPLETED came with v5.17 (36090def7bad
+ * "mm: Add a VM_FAULT_COMPLETED return code"; an older kernel never sets 0x4000); NOPAGE has
+ * been 0x100 since v3.x. */
+#define VM_FAULT_NOPAGE	   0x000100
+#define VM_FAULT_COMPLETED 0x004000
+
+/* How a handle_mm_fault() call ended (CNT_VMF_*: a call may set several bits). */
+static __always_inline void mm_fault_result(struct mm_stats *s, unsigned int ret, bool has_regs)
+{
+	if (!has_regs) {
+		s->c[CNT_VMF_GUP_CALLS]++;
+		return;
+	}
+	s->c[CNT_VMF_CALLS]++;
+	if (!(ret & (VM_FAULT_RETRY | VM_FAULT_ERROR)))
+		s->c[CNT_VMF_DONE]++;
+	if (ret & VM_FAULT_RETRY)
+		s->c[CNT_VMF_RETRY]++;
+	if (ret & VM_FAULT_MAJOR)
+		s->c[CNT_VMF_MAJOR]++;
+	if (ret & VM_FAULT_NOPAGE)
+		s->c[CNT_VMF_NOPAGE]++;
+	if (ret & VM_FAULT_COMPLETED)
+		s->c[CNT_VMF_LOCKLESS]++;
+	if (ret & VM_FAULT_OOM)
+		s->c[CNT_VMF_OOM]++;
+	if (ret & VM_FAULT_SIGBUS)
+		s->c[CNT_VMF_SIGBUS]++;
+	if (ret & VM_FAULT_SIGSEGV)
+		s->c[CNT_VMF_SIGSEGV]++;
+	if (ret & (VM_FAULT_HWPOISON | VM_FAULT_HWPOISON_LARGE))
+		s->c[CNT_VMF_HWPOISON]++;
 }
 
 static __always_inline void mm_fault_return(unsigned int ret)
@@ -540,6 +668,7 @@ static __always_inline void mm_fault_return(unsigned int ret)
 		s->lat_sum[major ? LAT_MAJOR : LAT_MINOR] += lat;
 	}
 	s->c[CNT_FAULT_LAT_CALLS]++;
+	mm_fault_result(s, ret, call->has_regs);
 	/* Without regs (GUP) mm_account_fault() fires no completion event either. */
 	if (done && call->has_regs)
 		fault_complete(major);
@@ -551,7 +680,7 @@ SEC("fentry/handle_mm_fault")
 int BPF_PROG(mm_fault_fentry, struct vm_area_struct *vma, unsigned long address, unsigned int flags,
 	     struct pt_regs *regs)
 {
-	mm_fault_call(ctx, flags, regs);
+	mm_fault_call(ctx, vma, flags, regs, true);
 	return 0;
 }
 
@@ -567,7 +696,7 @@ SEC("kprobe/handle_mm_fault")
 int BPF_KPROBE(mm_fault_kprobe, struct vm_area_struct *vma, unsigned long address,
 	       unsigned int flags, struct pt_regs *regs)
 {
-	mm_fault_call(ctx, flags, regs);
+	mm_fault_call(ctx, vma, flags, regs, false);
 	return 0;
 }
 

@@ -36,6 +36,36 @@ enum fault_class_bits {
 	FC_PROT_KNOWN = 1u << 7,
 };
 
+/*
+ * The type of memory a fault hit (the mapping handle_mm_fault() was given), kept in bits
+ * FC_TYPE_SHIFT.. of the fault class and of a folded record's kind, so that flame graphs split
+ * by it. FTY_NONE: no handle_mm_fault() call was seen for the fault (no mapping at the address,
+ * an access the mapping does not allow, a kernel address, a spurious fault), or no hook sees
+ * that call on this kernel (userspace then reports every type n/a). FTY_COW: a write to a
+ * present page of a private mapping (x86's error code, powerpc's DSISR say the page was
+ * present; arm64's fault event does not, and its copy-on-write faults stay under their
+ * region).
+ */
+enum fault_type {
+	FTY_NONE,
+	FTY_HEAP,	 /* anonymous, the brk heap */
+	FTY_STACK,	 /* anonymous, the main thread's stack (or any VM_GROWSDOWN mapping) */
+	FTY_ANON,	 /* other anonymous memory (mmap, thread stacks) */
+	FTY_FILE,	 /* a private mapping of a file (page cache, until written) */
+	FTY_FILE_SHARED, /* a shared mapping of a file */
+	FTY_SHMEM,	 /* tmpfs, memfd, SysV shm, shared anonymous */
+	FTY_HUGETLB,	 /* hugetlbfs, MAP_HUGETLB */
+	FTY_SPECIAL,	 /* vDSO and other special mappings, device and PFN maps */
+	FTY_COW,	 /* copy-on-write: a write-protection fault on a private mapping */
+	FTY_NR,
+};
+#define FC_TYPE_SHIFT 8
+#define FC_TYPE_MASK  (0xfu << FC_TYPE_SHIFT)
+#define FC_TYPE(cls)  (((cls)&FC_TYPE_MASK) >> FC_TYPE_SHIFT)
+
+/* Per fault type: how its faults ended, by struct mm_stats.type_n[type][...]. */
+enum type_col { TY_MINOR, TY_MAJOR, TY_INCOMPLETE, TY_NR };
+
 /* Indices into struct mm_stats.c[]: the hot counters, one per-CPU slot each. */
 enum mm_counter {
 	CNT_FAULT_USER,
@@ -117,6 +147,24 @@ enum mm_counter {
 	CNT_UNWIND_END_NO_TABLE,    /* code without a table, and no usable frame pointer */
 	CNT_UNWIND_END_PENDING,	    /* ... because its file's table was still being loaded */
 	CNT_UNWIND_END_BUSY, /* a mapping could not be looked up then (mm locked, lookup pending) */
+	/* handle_mm_fault()'s results, per call for a fault (regs set; GUP's calls apart), where
+	 * its return is hooked (fexit, kretprobe): bits of vm_fault_t, a call may set several. */
+	CNT_VMF_CALLS,	   /* calls returned */
+	CNT_VMF_DONE,	   /* neither RETRY nor an error: accounted minor or major */
+	CNT_VMF_RETRY,	   /* VM_FAULT_RETRY: the lock was dropped, the fault is tried again */
+	CNT_VMF_MAJOR,	   /* VM_FAULT_MAJOR */
+	CNT_VMF_NOPAGE,	   /* VM_FAULT_NOPAGE: the handler installed the PTE itself */
+	CNT_VMF_LOCKLESS,  /* VM_FAULT_COMPLETED: done, and the lock already released */
+	CNT_VMF_OOM,	   /* VM_FAULT_OOM */
+	CNT_VMF_SIGBUS,	   /* VM_FAULT_SIGBUS */
+	CNT_VMF_SIGSEGV,   /* VM_FAULT_SIGSEGV */
+	CNT_VMF_HWPOISON,  /* VM_FAULT_HWPOISON or _LARGE */
+	CNT_VMF_GUP_CALLS, /* calls without regs (get_user_pages() and the like), not faults */
+	/* Faults by the handle_mm_fault() calls they took (1, 2, 3 or more: retries + 1), counted
+	 * when they complete or are abandoned. */
+	CNT_FAULT_CALLS_1,
+	CNT_FAULT_CALLS_2,
+	CNT_FAULT_CALLS_3PLUS,
 	CNT_NR,
 };
 
@@ -178,6 +226,11 @@ struct mm_stats {
 	__u64 tlbie_ric[4];			/* RIC 0 TLB, 1 PWC, 2 all, 3 reserved */
 	__u64 tlbie_is[4];			/* IS 0 VA, 1 PID, 2 LPID, 3 all */
 	__u64 tlb_fn[TLB_FN_SLOTS];		/* calls of each hooked flush function */
+	/* By fault type (enum fault_type): how the faults ended, and the latency of those that
+	 * completed, from the fault-entry hook to completion (retries included). */
+	__u64 type_n[FTY_NR][TY_NR];
+	__u64 type_lat_sum[FTY_NR];
+	__u64 type_lat[FTY_NR][MMSCOPE_HIST_SLOTS];
 };
 
 /* Per-process TLB events by reason (key: tgid). */

@@ -57,6 +57,10 @@ RODATA(bool, untimed_faults);
 RODATA(bool, open_fault_percpu);
 /* Latency comes from handle_mm_fault entry/exit (fentry or kprobe) rather than pairing. */
 RODATA(bool, lat_from_calls);
+/* faults --major, --min-latency, --type: the stacks of those faults only (0: every fault). */
+RODATA(bool, stack_major_only);
+RODATA(__u64, stack_min_latency_ns);
+RODATA(__u32, stack_type_mask);
 RODATA(bool, untrack_at_free); /* a process leaves tracked when its leader is freed */
 /* The JIT is off (net.core.bpf_jit_enable = 0, the default of Debian's ppc64el kernels): the
  * interpreter refuses a program that passes a callback (bpf_loop()): plain loops instead. */

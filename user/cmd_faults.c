@@ -109,6 +109,7 @@ static void print_faults(struct report *r, const struct mm_stats *st, const stru
 {
 	(void)percpu;
 	faults_report_counts(r, st, 0, true);
+	faults_report_anatomy(r, st, true);
 	if (final) {
 		by_process(r, r->s);
 		top_locations(r, r->s);

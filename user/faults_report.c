@@ -4,6 +4,7 @@
 #include <sys/utsname.h>
 
 #include "faults_report.h"
+#include "mmscope.skel.h"
 
 const char *faults_class_unavailable(const struct session *s)
 {
@@ -170,4 +171,188 @@ void faults_report_counts(struct report *r, const struct mm_stats *st, uint64_t 
 			    (const uint64_t *)st->lat[LAT_MAJOR],
 			    (const uint64_t *)&st->lat_sum[LAT_MAJOR], lat, why);
 	}
+}
+
+/* By enum fault_type (names: opts.c fault_type_name()). */
+static const char *const type_help[FTY_NR] = {
+	[FTY_NONE] = "no mapping (no handle_mm_fault() call)",
+	[FTY_HEAP] = "anonymous: the brk heap",
+	[FTY_STACK] = "anonymous: the main stack",
+	[FTY_ANON] = "anonymous: other (mmap, threads' stacks)",
+	[FTY_FILE] = "file, private mapping",
+	[FTY_FILE_SHARED] = "file, shared mapping",
+	[FTY_SHMEM] = "shmem: tmpfs, memfd, SysV, shared anon",
+	[FTY_HUGETLB] = "hugetlbfs, MAP_HUGETLB",
+	[FTY_SPECIAL] = "vDSO, device, PFN maps, anon inodes",
+	[FTY_COW] = "copy-on-write: write to a present page",
+};
+
+const char *faults_type_unavailable(const struct session *s)
+{
+	if (!s->skel->rodata->lat_from_calls)
+		return "the mapping a fault hit is read from handle_mm_fault()'s arguments, and "
+		       "no hook on it (fentry, kprobe) is available on this kernel: see 'mmscope "
+		       "probes'";
+	return NULL;
+}
+
+/* Why copy-on-write cannot be told from a first write, or NULL when it can. */
+static const char *cow_unavailable(const struct session *s)
+{
+	const struct hook_candidate *c = session_hook(s, EV_FAULT_ENTRY);
+
+	if (c && c->method == HM_PERF_SW && s->caps.arch != ARCH_POWERPC)
+		return "the fault-entry event does not say whether the page was present (no error "
+		       "code or ESR): copy-on-write faults are counted under their mapping";
+	return NULL;
+}
+
+/*
+ * Faults by the type of the mapping they hit: how they ended, and the latency of those that
+ * completed (fault entry to completion, retries included). Faults still open at the end are
+ * in no row.
+ */
+static void types_report(struct report *r, const struct mm_stats *st, bool histograms)
+{
+	const char *why = faults_type_unavailable(r->s);
+	const char *no_cow = cow_unavailable(r->s);
+	char key[96], title[160];
+
+	if (why) {
+		if (r->jw)
+			report_counter(r, "faults.by_type", "", false, 0, why);
+		else
+			fprintf(r->out, "\nfault types (the mapping each fault hit)\n  n/a (%s)\n",
+				why);
+		return;
+	}
+	if (r->jw) {
+		jw_key(r->jw, "by_type");
+		jw_begin_object(r->jw);
+	} else {
+		fprintf(r->out,
+			"\nfault types (the mapping each fault hit: handle_mm_fault()'s vma)\n");
+		fprintf(r->out, "  %-12s %10s %10s %8s %10s %10s  %s\n", "TYPE", "FAULTS", "MINOR",
+			"MAJOR", "INCOMPLETE", "AVG NS", "WHAT");
+	}
+	for (int t = 0; t < FTY_NR; t++) {
+		const uint64_t *n = (const uint64_t *)st->type_n[t];
+		uint64_t done = n[TY_MINOR] + n[TY_MAJOR];
+		uint64_t all = done + n[TY_INCOMPLETE];
+
+		if (r->jw) {
+			if (t == FTY_COW && no_cow) {
+				snprintf(key, sizeof(key), "faults.by_type.%s", fault_type_key(t));
+				report_counter(r, key, "", false, 0, no_cow);
+				continue;
+			}
+			jw_key(r->jw, fault_type_key(t));
+			jw_begin_object(r->jw);
+			jw_key(r->jw, "faults");
+			jw_u64(r->jw, all);
+			jw_key(r->jw, "minor");
+			jw_u64(r->jw, n[TY_MINOR]);
+			jw_key(r->jw, "major");
+			jw_u64(r->jw, n[TY_MAJOR]);
+			jw_key(r->jw, "incomplete");
+			jw_u64(r->jw, n[TY_INCOMPLETE]);
+			if (histograms) {
+				snprintf(key, sizeof(key), "faults.by_type.%s.latency_ns",
+					 fault_type_key(t));
+				report_hist(r, key, "", "nsecs", (const uint64_t *)st->type_lat[t],
+					    (const uint64_t *)&st->type_lat_sum[t],
+					    !r->s->cfg.untimed_faults, "untimed run");
+			}
+			jw_end_object(r->jw);
+			continue;
+		}
+		if (t == FTY_COW && no_cow) {
+			fprintf(r->out, "  %-12s %10s  (%s)\n", fault_type_name(t), "n/a", no_cow);
+			continue;
+		}
+		if (!all)
+			continue;
+		fprintf(r->out, "  %-12s %10llu %10llu %8llu %10llu ", fault_type_name(t),
+			(unsigned long long)all, (unsigned long long)n[TY_MINOR],
+			(unsigned long long)n[TY_MAJOR], (unsigned long long)n[TY_INCOMPLETE]);
+		if (done && !r->s->cfg.untimed_faults)
+			fprintf(r->out, "%10llu", (unsigned long long)(st->type_lat_sum[t] / done));
+		else
+			fprintf(r->out, "%10s", "-");
+		fprintf(r->out, "  %s\n", type_help[t]);
+	}
+	if (r->jw) {
+		jw_end_object(r->jw);
+		return;
+	}
+	if (!histograms || r->s->cfg.untimed_faults)
+		return;
+	for (int t = 0; t < FTY_NR; t++) {
+		if (!st->type_n[t][TY_MINOR] && !st->type_n[t][TY_MAJOR])
+			continue;
+		snprintf(key, sizeof(key), "faults.by_type.%s.latency_ns", fault_type_key(t));
+		snprintf(title, sizeof(title), "fault latency, %s faults (entry to completion)",
+			 fault_type_name(t));
+		report_hist(r, key, title, "nsecs", (const uint64_t *)st->type_lat[t],
+			    (const uint64_t *)&st->type_lat_sum[t], true, NULL);
+	}
+}
+
+/* How handle_mm_fault() calls for faults ended, and the calls each fault took. */
+static void results_report(struct report *r, const struct mm_stats *st)
+{
+	static const struct {
+		int counter;
+		const char *key, *label;
+	} rows[] = {
+		{CNT_VMF_CALLS, "calls", "calls (faults' tries)"},
+		{CNT_VMF_DONE, "completed", "completed"},
+		{CNT_VMF_RETRY, "retry", "retry (lock dropped)"},
+		{CNT_VMF_MAJOR, "major", "major (waited on I/O)"},
+		{CNT_VMF_NOPAGE, "nopage", "nopage (PTE set by driver)"},
+		{CNT_VMF_LOCKLESS, "completed_unlocked", "completed, lock dropped"},
+		{CNT_VMF_OOM, "oom", "OOM"},
+		{CNT_VMF_SIGBUS, "sigbus", "SIGBUS"},
+		{CNT_VMF_SIGSEGV, "sigsegv", "SIGSEGV"},
+		{CNT_VMF_HWPOISON, "hwpoison", "HWPOISON"},
+		{CNT_VMF_GUP_CALLS, "gup_calls", "GUP calls (not faults)"},
+		{CNT_FAULT_CALLS_1, "faults_1_call", "faults with 1 call"},
+		{CNT_FAULT_CALLS_2, "faults_2_calls", "faults with 2 calls"},
+		{CNT_FAULT_CALLS_3PLUS, "faults_3plus_calls", "faults with 3+ calls"},
+	};
+	const char *why = faults_type_unavailable(r->s) ? "handle_mm_fault()'s return is not "
+							  "hooked on this kernel (fexit, "
+							  "kretprobe): see 'mmscope probes'"
+							: NULL;
+	char key[96];
+
+	if (why) {
+		if (r->jw)
+			report_counter(r, "faults.results", "", false, 0, why);
+		else
+			fprintf(r->out,
+				"\nhow faults ended (handle_mm_fault() results)\n  n/a (%s)\n",
+				why);
+		return;
+	}
+	if (!r->jw)
+		fprintf(r->out, "\nhow faults ended%25s\n", "count");
+	if (r->jw) {
+		jw_key(r->jw, "results");
+		jw_begin_object(r->jw);
+	}
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		snprintf(key, sizeof(key), "faults.results.%s", rows[i].key);
+		report_counter(r, key, rows[i].label, true, st->c[rows[i].counter], NULL);
+	}
+	if (r->jw)
+		jw_end_object(r->jw);
+}
+
+void faults_report_anatomy(struct report *r, const struct mm_stats *st, bool histograms)
+{
+	if (r->s->cfg.count_only)
+		return;
+	types_report(r, st, histograms);
+	results_report(r, st);
 }

@@ -14,4 +14,10 @@ const char *faults_class_unavailable(const struct session *s);
 /* The latency method in words ("pairing: ..."), or NULL when there is none. */
 const char *faults_latency_method(const struct session *s, char *buf, size_t len);
 
+/* Faults by the type of mapping they hit (JSON by_type) and how handle_mm_fault() calls ended
+ * (JSON results); n/a where handle_mm_fault() is not hooked. */
+void faults_report_anatomy(struct report *r, const struct mm_stats *st, bool histograms);
+/* Why fault types cannot be told on this kernel, or NULL. */
+const char *faults_type_unavailable(const struct session *s);
+
 #endif

@@ -31,6 +31,9 @@ enum {
 	OPT_ALLOW_REMOTE,
 	OPT_LABELS,
 	OPT_MAX_SERIES,
+	OPT_MAJOR,
+	OPT_MIN_LATENCY,
+	OPT_TYPE,
 };
 
 static const struct option long_opts[] = {
@@ -52,6 +55,9 @@ static const struct option long_opts[] = {
 	{"top", required_argument, NULL, OPT_TOP},
 	{"svg", required_argument, NULL, OPT_SVG},
 	{"weight", required_argument, NULL, OPT_WEIGHT},
+	{"major", no_argument, NULL, OPT_MAJOR},
+	{"min-latency", required_argument, NULL, OPT_MIN_LATENCY},
+	{"type", required_argument, NULL, OPT_TYPE},
 	{"unwind", required_argument, NULL, OPT_UNWIND},
 	{"unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY},
 	{"unwind-cache", required_argument, NULL, OPT_UNWIND_CACHE},
@@ -137,9 +143,19 @@ void opts_usage(const struct command *cmd, FILE *f)
 				"                          (default %s)\n",
 				UNWIND_MEMORY_DEFAULT_MB, CFI_CACHE_DIR);
 		if (cmd->flags & CMD_LATENCY)
-			fprintf(f, "      --weight WHAT       of --folded and --svg stacks: count "
-				   "(default) or\n"
-				   "                          latency (ns of completed faults)\n");
+			fprintf(f,
+				"      --weight WHAT       of --folded and --svg stacks: count "
+				"(default) or\n"
+				"                          latency (ns of completed faults)\n"
+				"      --major             stacks of major faults only\n"
+				"      --min-latency SECS  stacks of faults that took at least "
+				"SECS "
+				"(e.g. 0.001)\n"
+				"      --type T[,T...]     stacks of these fault types only: heap, "
+				"stack, anon\n"
+				"                          (all three), file, file-shared, shmem, "
+				"hugetlb,\n"
+				"                          special, cow\n");
 		if (!(cmd->flags & CMD_SERVE))
 			fprintf(f,
 				"  -o, --output FILE       write the output to FILE (atomically) "
@@ -218,6 +234,67 @@ static int parse_pid_list(struct mm_opts *opts, const char *arg)
 	}
 	free(copy);
 	return ret;
+}
+
+/* By enum fault_type: the names of the folded leaf frames and of the table, and JSON keys. */
+static const char *const type_names[FTY_NR] = {
+	[FTY_NONE] = "none",   [FTY_HEAP] = "heap",	  [FTY_STACK] = "stack",
+	[FTY_ANON] = "anon",   [FTY_FILE] = "file",	  [FTY_FILE_SHARED] = "file-shared",
+	[FTY_SHMEM] = "shmem", [FTY_HUGETLB] = "hugetlb", [FTY_SPECIAL] = "special",
+	[FTY_COW] = "cow",
+};
+static const char *const type_keys[FTY_NR] = {
+	[FTY_NONE] = "none",   [FTY_HEAP] = "heap",	  [FTY_STACK] = "stack",
+	[FTY_ANON] = "anon",   [FTY_FILE] = "file",	  [FTY_FILE_SHARED] = "file_shared",
+	[FTY_SHMEM] = "shmem", [FTY_HUGETLB] = "hugetlb", [FTY_SPECIAL] = "special",
+	[FTY_COW] = "cow",
+};
+const char *fault_type_name(unsigned int t)
+{
+	return t < FTY_NR ? type_names[t] : "?";
+}
+
+int fault_type_parse(const char *name)
+{
+	for (int t = 0; t < FTY_NR; t++)
+		if (!strcmp(name, type_names[t]) || !strcmp(name, type_keys[t]))
+			return t;
+	return -1;
+}
+
+const char *fault_type_key(unsigned int t)
+{
+	return t < FTY_NR ? type_keys[t] : "?";
+}
+
+/* --type heap,file,...: "anon" is every anonymous type (heap, stack and other). */
+static int parse_type_list(const char *arg, uint32_t *mask)
+{
+	char *copy = strdup(arg), *save = NULL, *tok;
+	int err = 0;
+
+	if (!copy)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int t = fault_type_parse(tok);
+
+		if (t <= FTY_NONE) {
+			err_msg("--type %s: unknown fault type '%s' (heap, stack, anon, file, "
+				"file-shared, shmem, hugetlb, special, cow)",
+				printable(arg), printable(tok));
+			err = -1;
+			break;
+		}
+		*mask |= 1u << t;
+		if (t == FTY_ANON)
+			*mask |= 1u << FTY_HEAP | 1u << FTY_STACK;
+	}
+	if (!err && !*mask) {
+		err_msg("--type: expected a list of fault types");
+		err = -1;
+	}
+	free(copy);
+	return err;
 }
 
 int parse_listen(const char *s, struct sockaddr_storage *addr, socklen_t *len, bool *loopback)
@@ -303,6 +380,7 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 {
 	const char *short_opts = cmd->flags & CMD_TRACES ? "+:p:t:c:C:d:i:To:vh" : "+:vh";
 	bool have_cmd_sep = false, have_weight = false, have_unwind = false;
+	bool have_stack_filter = false;
 	const char *last_optarg = NULL; /* "--" as an option's value is not the separator */
 	int c, ncpus;
 	uint64_t v;
@@ -452,6 +530,34 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 			}
 			have_weight = true;
 			break;
+		case OPT_MAJOR:
+		case OPT_MIN_LATENCY:
+		case OPT_TYPE:
+			if (!(cmd->flags & CMD_LATENCY)) {
+				err_msg("--%s: only 'mmscope faults' filters its stacks so",
+					c == OPT_MAJOR	? "major"
+					: c == OPT_TYPE ? "type"
+							: "min-latency");
+				return -1;
+			}
+			if (c == OPT_MAJOR) {
+				opts->major_only = true;
+			} else if (c == OPT_MIN_LATENCY) {
+				double secs;
+
+				if (!parse_seconds(optarg, &secs)) {
+					err_msg("--min-latency %s: expected seconds > 0 (0.0005)",
+						printable(optarg));
+					return -1;
+				}
+				opts->min_latency_ns = (uint64_t)(secs * 1e9);
+				if (!opts->min_latency_ns)
+					opts->min_latency_ns = 1;
+			} else if (parse_type_list(optarg, &opts->type_mask)) {
+				return -1;
+			}
+			have_stack_filter = true;
+			break;
 		case OPT_BTF:
 			opts->btf = optarg;
 			break;
@@ -588,6 +694,12 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 	if (have_unwind && !opts->folded && !opts->svg) {
 		err_msg("--unwind: it chooses how the stacks of --folded or --svg are walked; give "
 			"one of them");
+		return -1;
+	}
+	if (have_stack_filter && !opts->folded && !opts->svg) {
+		err_msg("--major, --min-latency, --type: they choose the stacks of --folded or "
+			"--svg; "
+			"give one of them");
 		return -1;
 	}
 	if (have_weight && !opts->folded && !opts->svg) {

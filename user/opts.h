@@ -57,8 +57,12 @@ struct mm_opts {
 	bool timestamp;
 	bool json;
 	bool folded;
-	const char *svg;	  /* --svg FILE: flame graph */
-	bool weight_latency;	  /* --weight latency: stacks weighted by latency, not count */
+	const char *svg;     /* --svg FILE: flame graph */
+	bool weight_latency; /* --weight latency: stacks weighted by latency, not count */
+	/* faults --folded/--svg: the stacks of these faults only (0: no filter) */
+	bool major_only;	  /* --major: faults that completed major */
+	uint64_t min_latency_ns;  /* --min-latency: faults that took at least this long */
+	uint32_t type_mask;	  /* --type: bits 1 << enum fault_type */
 	int unwind;		  /* enum unwind_method: how user stacks are walked */
 	int unwind_memory_mb;	  /* --unwind-memory: the DWARF tables' budget (0: default) */
 	const char *unwind_cache; /* --unwind-cache DIR, or "none"; NULL: the default */
@@ -97,6 +101,12 @@ struct command {
  * Parse argv (argv[0] is the subcommand name). Returns 0 to run, 1 when --help was printed
  * (exit 0), or -1 after printing a one-line error (exit 2).
  */
+/* enum fault_type's name ("anon", "file-shared"), its JSON key ("file_shared"), and the type
+ * of a name or key (-1: none). */
+const char *fault_type_name(unsigned int t);
+const char *fault_type_key(unsigned int t);
+int fault_type_parse(const char *name);
+
 int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char **argv);
 void opts_usage(const struct command *cmd, FILE *f);
 /*

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "faults_report.h"
 #include "runner.h"
 #include "unwind_report.h"
 #include "stacks.h"
@@ -61,7 +62,12 @@ void mm_kind_name(struct session *s, uint32_t kind, char *buf, size_t len)
 						       : "read";
 	const char *done = !(kind & FC_DONE) ? "incomplete" : kind & FC_MAJOR ? "major" : "minor";
 
-	snprintf(buf, len, "[%s%s %s]", kind & FC_USER ? "" : "kernel ", access, done);
+	unsigned int type = FC_TYPE(kind);
+
+	/* The type of mapping where handle_mm_fault() is hooked ([write minor anon]); none
+	 * where it is not, or where the fault never reached it. */
+	snprintf(buf, len, "[%s%s %s%s%s]", kind & FC_USER ? "" : "kernel ", access, done,
+		 type ? " " : "", type ? fault_type_name(type) : "");
 }
 
 /* The hooks of the run, "fault-entry tp_btf, fault-completion perf, ...". */

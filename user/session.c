@@ -549,6 +549,9 @@ static void configure(struct session *s)
 	sk->rodata->track_mm_cpus = s->cfg.track_mm_cpus;
 	sk->rodata->count_only = s->cfg.count_only;
 	sk->rodata->untimed_faults = s->cfg.untimed_faults;
+	sk->rodata->stack_major_only = o->major_only;
+	sk->rodata->stack_min_latency_ns = o->min_latency_ns;
+	sk->rodata->stack_type_mask = o->type_mask;
 	/* Open faults per CPU where the switch hook moves a sleeping thread's to its own entry
 	 * (bpf/faults.bpf.h cpu_open_faults). */
 	sk->rodata->open_fault_percpu = !s->cfg.count_only &&
@@ -1343,6 +1346,20 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 				opts->method != FORCE_NONE ? " of the forced --method"
 							   : " on this kernel");
 			return -1;
+		}
+		/* The same for --type: the type of a fault is read by handle_mm_fault()'s hook. */
+		if (opts->type_mask) {
+			const struct hook_candidate *d = selection_chosen(&s->sel, EV_FAULT_DONE);
+
+			if (!d || d->method == HM_PERF_SW || d->method == HM_PERF_COUNT) {
+				err_msg("--type: fault types come from handle_mm_fault()'s "
+					"arguments, "
+					"and no hook on it (fentry, kprobe) is available%s (see "
+					"'mmscope probes')",
+					opts->method != FORCE_NONE ? " with the forced --method"
+								   : " on this kernel");
+				return -1;
+			}
 		}
 		verbose_msg("[%.0f ms] hooks selected", (double)(now_ns() - t_begin) / 1e6);
 		s->skel = skel_open(&oo, !s->caps.feat[BF_CALLBACKS]);

@@ -149,6 +149,43 @@ static void svg_and_weight(void)
 	}
 }
 
+/* faults' stack filters: --major, --min-latency, --type (anon is every anonymous type). */
+static void stack_filters(void)
+{
+	struct mm_opts o;
+	const char *good[] = {"faults",
+			      "--folded",
+			      "--major",
+			      "--min-latency",
+			      "0.0005",
+			      "--type",
+			      "anon,file-shared,cow",
+			      NULL};
+	const char *bad[][6] = {
+		{"faults", "--major", NULL},
+		{"faults", "--folded", "--type", "bogus", NULL},
+		{"faults", "--folded", "--type", "none", NULL},
+		{"faults", "--folded", "--type", ",", NULL},
+		{"faults", "--folded", "--min-latency", "0", NULL},
+		{"tlb", "--folded", "--major", NULL},
+	};
+	const struct command *bad_cmd[] = {&tracer, &tracer, &tracer, &tracer, &tracer, &stacker};
+
+	EXPECT(parse(&o, &tracer, good) == 0 && o.major_only && o.min_latency_ns == 500000 &&
+	       o.type_mask == (1u << FTY_HEAP | 1u << FTY_STACK | 1u << FTY_ANON |
+			       1u << FTY_FILE_SHARED | 1u << FTY_COW));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int r = parse(&o, bad_cmd[i], bad[i]);
+
+		if (r != -1)
+			fprintf(stderr, "filter case %zu parsed: %d\n", i, r);
+		EXPECT(r == -1);
+	}
+	EXPECT(fault_type_parse("file_shared") == FTY_FILE_SHARED &&
+	       !strcmp(fault_type_name(FTY_FILE_SHARED), "file-shared") &&
+	       fault_type_parse("x") == -1);
+}
+
 static void help_returns_one(void)
 {
 	struct mm_opts o;
@@ -221,4 +258,4 @@ static void numbers(void)
 }
 
 TEST_MAIN(T(good_options), T(command_after_separator), T(bad_options), T(folded_needs_stacks),
-	  T(svg_and_weight), T(help_returns_one), T(serve_options), T(numbers))
+	  T(svg_and_weight), T(stack_filters), T(help_returns_one), T(serve_options), T(numbers))

@@ -213,6 +213,13 @@ run_block tlb "$TLBC" mmscope tlb --json $BTF -- mprotect_toggle -i 200
 run_block switch "$SWC $TLBC" mmscope switch --json $BTF -- pingpong -r 500
 run_block cow_base "" mmscope faults --json $BTF -- cow_fork -n 0
 run_block cow "$TLBC" mmscope faults --json $BTF -- cow_fork -n 200
+# Fault types (issue 27): fault_anatomy's phases, each a known count on one type of memory;
+# its file is in the initramfs root (tmpfs or ramfs: the summary line says which type, and
+# that nothing could be evicted for major faults).
+run_block anatomy_base "" mmscope faults --json $BTF -- fault_anatomy -d /tmp
+run_block anatomy "" mmscope faults --json $BTF -- fault_anatomy -a 200 -b 100 -f 64 -s 100 -c 100 -d /tmp
+# The same command as folded stacks: the type is in each leaf frame.
+run_block anatomy_folded "" mmscope faults --folded $BTF -- fault_anatomy -a 200 -b 100 -f 64 -s 100 -c 100 -d /tmp
 # The same page_touch command as folded stacks: the user-stack capture of each kernel (the
 # frame-pointer walk and its cache on x86_64 and arm64, the kernel's own walk on powerpc).
 run_block folded "" mmscope faults --folded $BTF -- page_touch -w 500 -r 500 -x 50

@@ -1,0 +1,448 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * fault_anatomy - a known number of page faults of each type of memory, then one summary line.
+ *
+ * In order, each phase in a function of its own (tests find them in stacks):
+ *  - touch_anon_pages: writes A pages of private anonymous memory (mmap): A faults on "anon";
+ *  - touch_heap_pages: writes B pages the brk heap grew by (sbrk): B faults on "heap";
+ *  - read_file_pages (pass 1): reads F pages of a file it wrote, in the page cache: F minor
+ *    faults on "file" (or "shmem" when the directory is on tmpfs: the summary says which);
+ *  - read_file_pages (pass 2): the same after fsync() and posix_fadvise(POSIX_FADV_DONTNEED)
+ *    dropped those pages from the page cache: one major fault for each page mincore() shows
+ *    evicted (file_evicted=; on ramfs or tmpfs nothing is, and they are minor again);
+ *  - write_shmem_pages: writes S pages of a memfd mapped shared: S faults on "shmem";
+ *  - touch_cow_pages: the parent writes C pages, forks, and the child writes the same C pages
+ *    (write-protected by fork(): C copy-on-write faults on "cow"; the parent's C first writes
+ *    are "anon");
+ *  - touch_hugetlb_pages: writes H huge pages of a MAP_HUGETLB mapping, where the kernel has H
+ *    free huge pages (hugetlb=skipped:REASON otherwise).
+ *
+ * One fault per page: THP is off on the anonymous ranges, and every file page is a one-page
+ * mapping of its own with MADV_RANDOM, so neither fault-around (which maps the neighbours
+ * that are already cached, within the mapping) nor read-ahead (which would turn all but the
+ * first pass-2 read into a minor fault) changes the count.
+ *
+ * Each phase's getrusage() minor/major fault deltas are printed too (rusage_*): the kernel's
+ * own accounting of the same faults (mm_account_fault() -> current->min_flt/maj_flt), which
+ * a test can use as an oracle beside the arithmetic. The child's faults are its own:
+ * rusage_cow_* is RUSAGE_CHILDREN's delta around the wait.
+ */
+#define _GNU_SOURCE
+#define WL_NAME "fault_anatomy"
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include "wl_common.h"
+
+#define TMPFS_MAGIC_ 0x01021994
+#define RAMFS_MAGIC_ 0x858458f6
+
+struct opts {
+	uint64_t anon, heap, file, shmem, cow, hugetlb;
+	const char *dir;
+};
+
+static size_t page_size;
+
+static void usage(void)
+{
+	printf("Usage: fault_anatomy [-a A] [-b B] [-f F] [-s S] [-c C] [-H H] [-d DIR]\n"
+	       "\n"
+	       "Take a known number of page faults on each type of memory, then print one\n"
+	       "summary line.\n"
+	       "\n"
+	       "  -a, --anon A      write A pages of private anonymous memory (default 0)\n"
+	       "  -b, --heap B      grow the brk heap by B pages and write them (default 0)\n"
+	       "  -f, --file F      read F pages of a file in the page cache (minor), then\n"
+	       "                    again after dropping them from it (major) (default 0)\n"
+	       "  -s, --shmem S     write S pages of a memfd mapped shared (default 0)\n"
+	       "  -c, --cow C       write C pages, fork, write them in the child: C\n"
+	       "                    copy-on-write faults (default 0)\n"
+	       "  -H, --hugetlb H   write H huge pages of MAP_HUGETLB memory, if the kernel\n"
+	       "                    has H free ones (default 0)\n"
+	       "  -d, --dir DIR     where to write the file (default .)\n"
+	       "  -h, --help        print this help and exit\n"
+	       "\n"
+	       "Summary: fault_anatomy: page_size= file_fs= file_type= file_evicted=\n"
+	       "hugetlb= expected_anon= expected_heap= expected_file_minor=\n"
+	       "expected_file_major= expected_shmem= expected_cow= expected_hugetlb=\n"
+	       "rusage_<phase>_minor= rusage_<phase>_major= loop_ns= cpu_ns=\n");
+}
+
+static void parse_args(int argc, char **argv, struct opts *o)
+{
+	static const struct option longopts[] = {
+		{"anon", required_argument, NULL, 'a'},
+		{"heap", required_argument, NULL, 'b'},
+		{"file", required_argument, NULL, 'f'},
+		{"shmem", required_argument, NULL, 's'},
+		{"cow", required_argument, NULL, 'c'},
+		{"hugetlb", required_argument, NULL, 'H'},
+		{"dir", required_argument, NULL, 'd'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	uint64_t max = wl_max_pages(page_size);
+	int c;
+
+	*o = (struct opts){.dir = "."};
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":a:b:f:s:c:H:d:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'a':
+			o->anon = wl_parse_u64("--anon", optarg, 0, max);
+			break;
+		case 'b':
+			o->heap = wl_parse_u64("--heap", optarg, 0, max);
+			break;
+		case 'f':
+			/* one mapping per page: stay well under vm.max_map_count (65530) */
+			o->file = wl_parse_u64("--file", optarg, 0, 30000);
+			break;
+		case 's':
+			o->shmem = wl_parse_u64("--shmem", optarg, 0, max);
+			break;
+		case 'c':
+			o->cow = wl_parse_u64("--cow", optarg, 0, max);
+			break;
+		case 'H':
+			o->hugetlb = wl_parse_u64("--hugetlb", optarg, 0, 1u << 20);
+			break;
+		case 'd':
+			o->dir = optarg;
+			break;
+		default:
+			wl_other_option(c, argv, usage);
+		}
+	}
+	wl_no_operands(argc, argv);
+}
+
+/* This process's (or its waited-for children's) minor and major faults so far. */
+static void rusage_faults(int who, uint64_t *minor, uint64_t *major)
+{
+	struct rusage ru;
+
+	if (getrusage(who, &ru))
+		wl_die("getrusage");
+	*minor = (uint64_t)ru.ru_minflt;
+	*major = (uint64_t)ru.ru_majflt;
+}
+
+struct phase {
+	uint64_t min0, maj0, minor, major;
+};
+
+static void phase_begin(struct phase *p, int who)
+{
+	rusage_faults(who, &p->min0, &p->maj0);
+}
+
+static void phase_end(struct phase *p, int who)
+{
+	uint64_t mn, mj;
+
+	rusage_faults(who, &mn, &mj);
+	p->minor = mn - p->min0;
+	p->major = mj - p->maj0;
+}
+
+static WL_NOINLINE void touch_anon_pages(char *base, uint64_t pages)
+{
+	for (uint64_t i = 0; i < pages; i++)
+		((volatile char *)base)[i * page_size] = 1;
+}
+
+/* Each phase writes its own value: gcc's identical code folding (-fipa-icf, on at -O2) would
+ * otherwise make the three loops one function, named after one of them in every stack. */
+static WL_NOINLINE void touch_heap_pages(char *base, uint64_t pages)
+{
+	for (uint64_t i = 0; i < pages; i++)
+		((volatile char *)base)[i * page_size] = 3;
+}
+
+static WL_NOINLINE void write_shmem_pages(char *base, uint64_t pages)
+{
+	for (uint64_t i = 0; i < pages; i++)
+		((volatile char *)base)[i * page_size] = 4;
+}
+
+static WL_NOINLINE void touch_hugetlb_pages(char *base, uint64_t pages, size_t huge)
+{
+	for (uint64_t i = 0; i < pages; i++)
+		((volatile char *)base)[i * huge] = 1;
+}
+
+/* One read per page, each page in a one-page mapping of its own (no fault-around). */
+static WL_NOINLINE uint64_t read_file_pages(char **maps, uint64_t pages)
+{
+	uint64_t sum = 0;
+
+	for (uint64_t i = 0; i < pages; i++)
+		sum += ((volatile char *)maps[i])[0];
+	return sum;
+}
+
+static void map_file_pages(int fd, char **maps, uint64_t pages)
+{
+	for (uint64_t i = 0; i < pages; i++) {
+		maps[i] = mmap(NULL, page_size, PROT_READ, MAP_PRIVATE, fd, (off_t)(i * page_size));
+		if (maps[i] == MAP_FAILED)
+			wl_die("mmap of file page %" PRIu64, i);
+		if (madvise(maps[i], page_size, MADV_RANDOM))
+			wl_die("madvise(MADV_RANDOM)");
+	}
+}
+
+static void unmap_file_pages(char **maps, uint64_t pages)
+{
+	for (uint64_t i = 0; i < pages; i++)
+		munmap(maps[i], page_size);
+}
+
+/* Pages of the file's first pages not in the page cache. */
+static uint64_t evicted_pages(int fd, uint64_t pages)
+{
+	unsigned char *vec = calloc(pages, 1);
+	uint64_t n = 0;
+	void *m;
+
+	if (!vec)
+		wl_die("calloc");
+	m = mmap(NULL, pages * page_size, PROT_READ, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		wl_die("mmap for mincore");
+	if (mincore(m, pages * page_size, vec))
+		wl_die("mincore");
+	for (uint64_t i = 0; i < pages; i++)
+		n += !(vec[i] & 1);
+	munmap(m, pages * page_size);
+	free(vec);
+	return n;
+}
+
+struct file_result {
+	const char *fs, *type;
+	uint64_t evicted;
+	struct phase minor, major;
+};
+
+static void file_phases(const struct opts *o, struct file_result *r)
+{
+	char path[4096];
+	char **maps;
+	struct statfs sf;
+	char *buf;
+	int fd;
+
+	r->fs = "none";
+	r->type = "file";
+	if (!o->file)
+		return;
+	snprintf(path, sizeof(path), "%s/fault_anatomy.XXXXXX", o->dir);
+	fd = mkstemp(path);
+	if (fd < 0)
+		wl_die("mkstemp in %s", o->dir);
+	unlink(path);
+	if (fstatfs(fd, &sf))
+		wl_die("fstatfs");
+	r->fs = sf.f_type == TMPFS_MAGIC_ ? "tmpfs" : sf.f_type == RAMFS_MAGIC_ ? "ramfs" : "other";
+	if (sf.f_type == TMPFS_MAGIC_)
+		r->type = "shmem";
+	buf = malloc(page_size);
+	maps = calloc(o->file, sizeof(*maps));
+	if (!buf || !maps)
+		wl_die("malloc");
+	memset(buf, 'x', page_size);
+	for (uint64_t i = 0; i < o->file; i++)
+		if (write(fd, buf, page_size) != (ssize_t)page_size)
+			wl_die("write");
+	/* Clean pages: the second pass's POSIX_FADV_DONTNEED drops only clean ones. */
+	if (fsync(fd))
+		wl_die("fsync");
+	posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+
+	map_file_pages(fd, maps, o->file);
+	phase_begin(&r->minor, RUSAGE_SELF);
+	read_file_pages(maps, o->file);
+	phase_end(&r->minor, RUSAGE_SELF);
+	unmap_file_pages(maps, o->file); /* mapped pages are not dropped */
+
+	if (posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
+		wl_fail("posix_fadvise(POSIX_FADV_DONTNEED) failed");
+	r->evicted = evicted_pages(fd, o->file);
+	map_file_pages(fd, maps, o->file);
+	phase_begin(&r->major, RUSAGE_SELF);
+	read_file_pages(maps, o->file);
+	phase_end(&r->major, RUSAGE_SELF);
+	unmap_file_pages(maps, o->file);
+	free(maps);
+	free(buf);
+	close(fd);
+}
+
+static void shmem_phase(uint64_t pages, struct phase *p)
+{
+	char *m;
+	int fd;
+
+	if (!pages)
+		return;
+	fd = memfd_create("fault_anatomy", MFD_CLOEXEC);
+	if (fd < 0)
+		wl_die("memfd_create");
+	if (ftruncate(fd, (off_t)(pages * page_size)))
+		wl_die("ftruncate");
+	m = mmap(NULL, pages * page_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		wl_die("mmap of the memfd");
+	wl_no_thp(m, pages * page_size);
+	phase_begin(p, RUSAGE_SELF);
+	write_shmem_pages(m, pages);
+	phase_end(p, RUSAGE_SELF);
+	munmap(m, pages * page_size);
+	close(fd);
+}
+
+static WL_NOINLINE void touch_cow_pages(char *base, uint64_t pages)
+{
+	for (uint64_t i = 0; i < pages; i++)
+		((volatile char *)base)[i * page_size] = 2;
+}
+
+static void cow_phase(uint64_t pages, struct phase *parent, struct phase *child)
+{
+	char *base;
+	int status;
+	pid_t pid;
+
+	if (!pages)
+		return;
+	base = wl_map_anon(pages * page_size);
+	phase_begin(parent, RUSAGE_SELF);
+	touch_anon_pages(base, pages);
+	phase_end(parent, RUSAGE_SELF);
+	fflush(NULL);
+	phase_begin(child, RUSAGE_CHILDREN);
+	pid = fork();
+	if (pid < 0)
+		wl_die("fork");
+	if (pid == 0) {
+		touch_cow_pages(base, pages);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		wl_die("waitpid");
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		wl_fail("the child failed (status 0x%x)", status);
+	/* The child's whole life: its fork-time copy-on-write faults on the stack and libc's
+	 * data, its exit, and the C pages. */
+	phase_end(child, RUSAGE_CHILDREN);
+	munmap(base, pages * page_size);
+}
+
+/* The huge page size, 0 when /proc/meminfo does not say (no hugetlb). */
+static size_t huge_page_size(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	size_t kb = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Hugepagesize: %zu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb * 1024;
+}
+
+static const char *hugetlb_phase(uint64_t pages, struct phase *p)
+{
+	size_t huge = huge_page_size();
+	char *m;
+
+	if (!pages)
+		return "off";
+	if (!huge)
+		return "skipped:no_hugetlb_in_kernel";
+	m = mmap(NULL, pages * huge, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	if (m == MAP_FAILED)
+		return errno == ENOMEM ? "skipped:no_free_huge_pages" : "skipped:mmap_failed";
+	phase_begin(p, RUSAGE_SELF);
+	touch_hugetlb_pages(m, pages, huge);
+	phase_end(p, RUSAGE_SELF);
+	munmap(m, pages * huge);
+	return "done";
+}
+
+int main(int argc, char **argv)
+{
+	struct phase anon = {0}, heap = {0}, shmem = {0}, cow_parent = {0}, cow_child = {0},
+		     huge = {0};
+	struct file_result file = {0};
+	uint64_t t0, c0, cc0, loop_ns, cpu_ns;
+	const char *hugetlb;
+	char *a = NULL, *b = NULL;
+	struct opts o;
+
+	page_size = wl_page_size();
+	parse_args(argc, argv, &o);
+	if (o.anon)
+		a = wl_map_anon(o.anon * page_size);
+	if (o.heap) {
+		/* Page-align the break first: the heap's B pages are then exactly B new ones. */
+		uintptr_t cur = (uintptr_t)sbrk(0);
+		uintptr_t pad = (page_size - cur % page_size) % page_size;
+
+		if (sbrk((intptr_t)pad) == (void *)-1)
+			wl_die("sbrk");
+		b = sbrk((intptr_t)(o.heap * page_size));
+		if (b == (void *)-1)
+			wl_die("sbrk of %" PRIu64 " pages", o.heap);
+		wl_no_thp(b, o.heap * page_size);
+	}
+	fflush(NULL);
+
+	t0 = wl_now_ns(CLOCK_MONOTONIC);
+	c0 = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID);
+	cc0 = wl_children_cpu_ns();
+	phase_begin(&anon, RUSAGE_SELF);
+	touch_anon_pages(a, o.anon);
+	phase_end(&anon, RUSAGE_SELF);
+	phase_begin(&heap, RUSAGE_SELF);
+	touch_heap_pages(b, o.heap);
+	phase_end(&heap, RUSAGE_SELF);
+	file_phases(&o, &file);
+	shmem_phase(o.shmem, &shmem);
+	cow_phase(o.cow, &cow_parent, &cow_child);
+	hugetlb = hugetlb_phase(o.hugetlb, &huge);
+	cpu_ns = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID) - c0 + wl_children_cpu_ns() - cc0;
+	loop_ns = wl_now_ns(CLOCK_MONOTONIC) - t0;
+
+	printf("fault_anatomy: page_size=%zu file_fs=%s file_type=%s file_evicted=%" PRIu64
+	       " hugetlb=%s expected_anon=%" PRIu64 " expected_heap=%" PRIu64
+	       " expected_file_minor=%" PRIu64 " expected_file_major=%" PRIu64
+	       " expected_shmem=%" PRIu64 " expected_cow=%" PRIu64 " expected_hugetlb=%" PRIu64,
+	       page_size, file.fs, file.type, file.evicted, hugetlb, o.anon + o.cow, o.heap,
+	       2 * o.file - file.evicted, file.evicted, o.shmem, o.cow,
+	       strcmp(hugetlb, "done") ? 0 : o.hugetlb);
+#define RU(name, p)                                                                                \
+	printf(" rusage_" name "_minor=%" PRIu64 " rusage_" name "_major=%" PRIu64, (p).minor,     \
+	       (p).major)
+	RU("anon", anon);
+	RU("heap", heap);
+	RU("file1", file.minor);
+	RU("file2", file.major);
+	RU("shmem", shmem);
+	RU("cow_parent", cow_parent);
+	RU("cow_child", cow_child);
+	RU("hugetlb", huge);
+#undef RU
+	printf(" loop_ns=%" PRIu64 " cpu_ns=%" PRIu64 "\n", loop_ns, cpu_ns);
+	return 0;
+}
