@@ -29,50 +29,34 @@ struct opts {
 
 static size_t page_size;
 
-static void usage(void)
-{
-	printf("Usage: cow_fork [-n PAGES] [--pause-before-ms MS]\n"
-	       "\n"
-	       "Write PAGES pages, fork, write the same pages again in the child (one\n"
-	       "copy-on-write fault each), wait for the child; then one summary line.\n"
-	       "\n"
-	       "  -n, --pages N          pages to write, 0 for a baseline run (default 1000)\n"
-	       "      --pause-before-ms MS  sleep MS milliseconds before the loop, so that a\n"
-	       "                         tracer can attach to the pid (default 0)\n"
-	       "  -h, --help             print this help and exit\n"
-	       "\n"
-	       "Summary: cow_fork: pages= page_size= first_touch_faults= cow_faults=\n"
-	       "expected_faults= first_touch_ns= cow_ns= loop_ns= cpu_ns=\n"
-	       "loop_ns covers first touch, fork, the child's writes and exit, and the wait;\n"
-	       "cow_ns is the child's write loop alone; cpu_ns includes the child's CPU time.\n");
-}
+/* What the program does, in --help. */
+static const char usage_about[] =
+	"Write N pages, fork, write the same pages again in the child (one\n"
+	"copy-on-write fault each), wait for the child; then one summary line.\n";
+
+/* In --help after the options: the summary line. */
+static const char usage_notes[] =
+	"Summary: cow_fork: pages= page_size= first_touch_faults= cow_faults=\n"
+	"expected_faults= first_touch_ns= cow_ns= loop_ns= cpu_ns=\n"
+	"loop_ns covers first touch, fork, the child's writes and exit, and the wait;\n"
+	"cow_ns is the child's write loop alone; cpu_ns includes the child's CPU time.\n";
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_PAUSE = 256 };
-	static const struct option longopts[] = {
-		{"pages", required_argument, NULL, 'n'},
-		{"pause-before-ms", required_argument, NULL, OPT_PAUSE},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	const struct wl_option options[] = {
+		WL_OPT_U64("pages", 'n', "N", &o->pages, 0, wl_max_pages(page_size),
+			   "pages to write, 0 for a baseline run (default 1000)"),
+		WL_PAUSE_OPTION(&o->pause_ms),
+		WL_OPT_END,
 	};
-	int c;
+	const struct wl_cmd cmd = {
+		.options = options,
+		.about = usage_about,
+		.notes = usage_notes,
+	};
 
 	*o = (struct opts){.pages = 1000};
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":n:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			o->pages = wl_parse_u64("--pages", optarg, 0, wl_max_pages(page_size));
-			break;
-		case OPT_PAUSE:
-			o->pause_ms = wl_parse_u64("--pause-before-ms", optarg, 0, 86400000);
-			break;
-		default:
-			wl_other_option(c, argv, usage);
-		}
-	}
-	wl_no_operands(argc, argv);
+	wl_parse_options(argc, argv, &cmd);
 }
 
 /* N not-present write faults in the parent, before the fork. */

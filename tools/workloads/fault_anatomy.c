@@ -47,78 +47,49 @@ struct opts {
 
 static size_t page_size;
 
-static void usage(void)
-{
-	printf("Usage: fault_anatomy [-a A] [-b B] [-f F] [-s S] [-c C] [-H H] [-d DIR]\n"
-	       "\n"
-	       "Take a known number of page faults on each type of memory, then print one\n"
-	       "summary line.\n"
-	       "\n"
-	       "  -a, --anon A      write A pages of private anonymous memory (default 0)\n"
-	       "  -b, --heap B      grow the brk heap by B pages and write them (default 0)\n"
-	       "  -f, --file F      read F pages of a file in the page cache (minor), then\n"
-	       "                    again after dropping them from it (major) (default 0)\n"
-	       "  -s, --shmem S     write S pages of a memfd mapped shared (default 0)\n"
-	       "  -c, --cow C       write C pages, fork, write them in the child: C\n"
-	       "                    copy-on-write faults (default 0)\n"
-	       "  -H, --hugetlb H   write H huge pages of MAP_HUGETLB memory, if the kernel\n"
-	       "                    has H free ones (default 0)\n"
-	       "  -d, --dir DIR     where to write the file (default .)\n"
-	       "  -h, --help        print this help and exit\n"
-	       "\n"
-	       "Summary: fault_anatomy: page_size= file_fs= file_type= file_evicted=\n"
-	       "hugetlb= expected_anon= expected_heap= expected_file_minor=\n"
-	       "expected_file_major= expected_shmem= expected_cow= expected_hugetlb=\n"
-	       "rusage_<phase>_minor= rusage_<phase>_major= loop_ns= cpu_ns=\n");
-}
+/* What the program does, in --help. */
+static const char usage_about[] =
+	"Take a known number of page faults on each type of memory, then print one\n"
+	"summary line.\n";
+
+/* In --help after the options: the summary line. */
+static const char usage_notes[] =
+	"Summary: fault_anatomy: page_size= file_fs= file_type= file_evicted=\n"
+	"hugetlb= expected_anon= expected_heap= expected_file_minor=\n"
+	"expected_file_major= expected_shmem= expected_cow= expected_hugetlb=\n"
+	"rusage_<phase>_minor= rusage_<phase>_major= loop_ns= cpu_ns=\n";
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	static const struct option longopts[] = {
-		{"anon", required_argument, NULL, 'a'},
-		{"heap", required_argument, NULL, 'b'},
-		{"file", required_argument, NULL, 'f'},
-		{"shmem", required_argument, NULL, 's'},
-		{"cow", required_argument, NULL, 'c'},
-		{"hugetlb", required_argument, NULL, 'H'},
-		{"dir", required_argument, NULL, 'd'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	uint64_t max = wl_max_pages(page_size);
-	int c;
+	const struct wl_option options[] = {
+		WL_OPT_U64("anon", 'a', "A", &o->anon, 0, max,
+			   "write A pages of private anonymous memory (default 0)"),
+		WL_OPT_U64("heap", 'b', "B", &o->heap, 0, max,
+			   "grow the brk heap by B pages and write them (default 0)"),
+		/* one mapping per page: stay well under vm.max_map_count (65530) */
+		WL_OPT_U64("file", 'f', "F", &o->file, 0, 30000,
+			   "read F pages of a file in the page cache (minor), then\n"
+			   "again after dropping them from it (major) (default 0)"),
+		WL_OPT_U64("shmem", 's', "S", &o->shmem, 0, max,
+			   "write S pages of a memfd mapped shared (default 0)"),
+		WL_OPT_U64("cow", 'c', "C", &o->cow, 0, max,
+			   "write C pages, fork, write them in the child: C\n"
+			   "copy-on-write faults (default 0)"),
+		WL_OPT_U64("hugetlb", 'H', "H", &o->hugetlb, 0, 1u << 20,
+			   "write H huge pages of MAP_HUGETLB memory, if the kernel\n"
+			   "has H free ones (default 0)"),
+		WL_OPT_STR("dir", 'd', "DIR", &o->dir, "where to write the file (default .)"),
+		WL_OPT_END,
+	};
+	const struct wl_cmd cmd = {
+		.options = options,
+		.about = usage_about,
+		.notes = usage_notes,
+	};
 
 	*o = (struct opts){.dir = "."};
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":a:b:f:s:c:H:d:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'a':
-			o->anon = wl_parse_u64("--anon", optarg, 0, max);
-			break;
-		case 'b':
-			o->heap = wl_parse_u64("--heap", optarg, 0, max);
-			break;
-		case 'f':
-			/* one mapping per page: stay well under vm.max_map_count (65530) */
-			o->file = wl_parse_u64("--file", optarg, 0, 30000);
-			break;
-		case 's':
-			o->shmem = wl_parse_u64("--shmem", optarg, 0, max);
-			break;
-		case 'c':
-			o->cow = wl_parse_u64("--cow", optarg, 0, max);
-			break;
-		case 'H':
-			o->hugetlb = wl_parse_u64("--hugetlb", optarg, 0, 1u << 20);
-			break;
-		case 'd':
-			o->dir = optarg;
-			break;
-		default:
-			wl_other_option(c, argv, usage);
-		}
-	}
-	wl_no_operands(argc, argv);
+	wl_parse_options(argc, argv, &cmd);
 }
 
 /* This process's (or its waited-for children's) minor and major faults so far. */

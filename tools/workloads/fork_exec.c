@@ -28,61 +28,37 @@ struct opts {
 
 static size_t page_size;
 
-static void usage(void)
-{
-	printf("Usage: fork_exec [-n ROUNDS] [--exec PATH] [--parent-pages P]\n"
-	       "                 [--pause-before-ms MS]\n"
-	       "\n"
-	       "ROUNDS times: fork, exec PATH (no arguments) in the child, wait for it; then one\n"
-	       "summary line. Every child must exit with status 0.\n"
-	       "\n"
-	       "  -n, --rounds N         rounds (default 1000)\n"
-	       "      --exec PATH        program the children exec (default /bin/true)\n"
-	       "      --parent-pages P   anonymous pages the parent writes before the loop, for\n"
-	       "                         each fork to copy (default 0)\n"
-	       "      --pause-before-ms MS  sleep MS milliseconds before the loop, so that a\n"
-	       "                         tracer can attach to the pid (default 0)\n"
-	       "  -h, --help             print this help and exit\n"
-	       "\n"
-	       "Summary: fork_exec: rounds= parent_pages= exec=PATH loop_ns= cpu_ns=\n"
-	       "cpu_ns includes the children's CPU time.\n");
-}
+/* What the program does, in --help. */
+static const char usage_about[] =
+	"ROUNDS times: fork, exec PATH (no arguments) in the child, wait for it; then one\n"
+	"summary line. Every child must exit with status 0.\n";
+
+/* In --help after the options: the summary line. */
+static const char usage_notes[] =
+	"Summary: fork_exec: rounds= parent_pages= exec=PATH loop_ns= cpu_ns=\n"
+	"cpu_ns includes the children's CPU time.\n";
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_EXEC = 256, OPT_PARENT_PAGES, OPT_PAUSE };
-	static const struct option longopts[] = {
-		{"rounds", required_argument, NULL, 'n'},
-		{"exec", required_argument, NULL, OPT_EXEC},
-		{"parent-pages", required_argument, NULL, OPT_PARENT_PAGES},
-		{"pause-before-ms", required_argument, NULL, OPT_PAUSE},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	const struct wl_option options[] = {
+		WL_OPT_U64("rounds", 'n', "ROUNDS", &o->rounds, 1, UINT64_MAX,
+			   "rounds (default 1000)"),
+		WL_OPT_STR("exec", 0, "PATH", &o->exec_path,
+			   "program the children exec (default /bin/true)"),
+		WL_OPT_U64("parent-pages", 0, "P", &o->parent_pages, 0, wl_max_pages(page_size),
+			   "anonymous pages the parent writes before the loop, for\n"
+			   "each fork to copy (default 0)"),
+		WL_PAUSE_OPTION(&o->pause_ms),
+		WL_OPT_END,
 	};
-	int c;
+	const struct wl_cmd cmd = {
+		.options = options,
+		.about = usage_about,
+		.notes = usage_notes,
+	};
 
 	*o = (struct opts){.rounds = 1000, .exec_path = "/bin/true"};
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":n:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			o->rounds = wl_parse_u64("--rounds", optarg, 1, UINT64_MAX);
-			break;
-		case OPT_EXEC:
-			o->exec_path = optarg;
-			break;
-		case OPT_PARENT_PAGES:
-			o->parent_pages =
-				wl_parse_u64("--parent-pages", optarg, 0, wl_max_pages(page_size));
-			break;
-		case OPT_PAUSE:
-			o->pause_ms = wl_parse_u64("--pause-before-ms", optarg, 0, 86400000);
-			break;
-		default:
-			wl_other_option(c, argv, usage);
-		}
-	}
-	wl_no_operands(argc, argv);
+	wl_parse_options(argc, argv, &cmd);
 	/* Catch a wrong path here rather than as N failed children. */
 	if (access(o->exec_path, X_OK))
 		wl_usage_error("cannot execute '%s': %s", o->exec_path, strerror(errno));

@@ -33,61 +33,39 @@ struct opts {
 
 static size_t page_size;
 
-static void usage(void)
-{
-	printf("Usage: fork_touch [-p PAGES] [-c CHILDREN] [-q PAGES] [--pause-before-ms MS]\n"
-	       "\n"
-	       "The parent writes its pages, forks the children, each child writes pages of its\n"
-	       "own and exits, the parent waits for them; then one summary line.\n"
-	       "\n"
-	       "  -p, --parent-pages P   pages the parent writes, one byte each (default 1000)\n"
-	       "  -c, --children C       children to fork, 0 for none (default 4)\n"
-	       "  -q, --child-pages Q    pages of fresh anonymous memory each child writes\n"
-	       "                         (default 1000)\n"
-	       "      --pause-before-ms MS  sleep MS milliseconds before the loop, so that a\n"
-	       "                         tracer can attach to the pid (default 0)\n"
-	       "  -h, --help             print this help and exit\n"
-	       "\n"
-	       "Summary: fork_touch: page_size= children= parent_pages= child_pages=\n"
-	       "expected_faults= expected_parent_faults= expected_child_faults= loop_ns= cpu_ns=\n"
-	       "cpu_ns includes the children's CPU time.\n");
-}
+/* What the program does, in --help. */
+static const char usage_about[] =
+	"The parent writes its pages, forks the children, each child writes pages of its\n"
+	"own and exits, the parent waits for them; then one summary line.\n";
+
+/* In --help after the options: the summary line. */
+static const char usage_notes[] =
+	"Summary: fork_touch: page_size= children= parent_pages= child_pages=\n"
+	"expected_faults= expected_parent_faults= expected_child_faults= loop_ns= cpu_ns=\n"
+	"cpu_ns includes the children's CPU time.\n";
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_PAUSE = 256 };
-	static const struct option longopts[] = {
-		{"parent-pages", required_argument, NULL, 'p'},
-		{"children", required_argument, NULL, 'c'},
-		{"child-pages", required_argument, NULL, 'q'},
-		{"pause-before-ms", required_argument, NULL, OPT_PAUSE},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	uint64_t max = wl_max_pages(page_size);
-	int c;
+	const struct wl_option options[] = {
+		WL_OPT_U64("parent-pages", 'p', "P", &o->parent_pages, 0, max,
+			   "pages the parent writes, one byte each (default 1000)"),
+		WL_OPT_U64("children", 'c', "C", &o->children, 0, MAX_CHILDREN,
+			   "children to fork, 0 for none (default 4)"),
+		WL_OPT_U64("child-pages", 'q', "Q", &o->child_pages, 0, max,
+			   "pages of fresh anonymous memory each child writes\n"
+			   "(default 1000)"),
+		WL_PAUSE_OPTION(&o->pause_ms),
+		WL_OPT_END,
+	};
+	const struct wl_cmd cmd = {
+		.options = options,
+		.about = usage_about,
+		.notes = usage_notes,
+	};
 
 	*o = (struct opts){.parent_pages = 1000, .children = 4, .child_pages = 1000};
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:c:q:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			o->parent_pages = wl_parse_u64("--parent-pages", optarg, 0, max);
-			break;
-		case 'c':
-			o->children = wl_parse_u64("--children", optarg, 0, MAX_CHILDREN);
-			break;
-		case 'q':
-			o->child_pages = wl_parse_u64("--child-pages", optarg, 0, max);
-			break;
-		case OPT_PAUSE:
-			o->pause_ms = wl_parse_u64("--pause-before-ms", optarg, 0, 86400000);
-			break;
-		default:
-			wl_other_option(c, argv, usage);
-		}
-	}
-	wl_no_operands(argc, argv);
+	wl_parse_options(argc, argv, &cmd);
 }
 
 /* P not-present write faults in the parent. */

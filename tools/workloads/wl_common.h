@@ -102,44 +102,6 @@ static inline void __attribute__((noreturn, format(printf, 1, 2))) wl_fail(const
 }
 
 /*
- * Report what getopt_long() rejected. The option strings start with ':' and opterr is 0, so
- * getopt_long() prints nothing itself and returns ':' for a missing value. argv[optind - 1]
- * is the offending word except for an unknown short option inside a group like -wz, where
- * only optopt names it.
- */
-static inline void __attribute__((noreturn)) wl_bad_option(int c, char *const argv[])
-{
-	const char *word = argv[optind - 1];
-
-	if (c == ':')
-		wl_usage_error("option '%s' needs a value", word);
-	if (optopt && optopt < 256 && strncmp(word, "--", 2) != 0)
-		wl_usage_error("unknown option '-%c'", optopt);
-	wl_usage_error("unknown option '%s'", word);
-}
-
-/*
- * The cases every workload's option loop ends with: -h/--help prints the usage and exits 0,
- * anything else is what getopt_long() rejected.
- */
-static inline void __attribute__((noreturn))
-wl_other_option(int c, char *const argv[], void (*usage)(void))
-{
-	if (c == 'h') {
-		usage();
-		exit(0);
-	}
-	wl_bad_option(c, argv);
-}
-
-/* After the option loop of a workload that takes no operands. */
-static inline void wl_no_operands(int argc, char *const argv[])
-{
-	if (optind < argc)
-		wl_usage_error("unexpected argument '%s'", argv[optind]);
-}
-
-/*
  * Strict decimal parsing. strtoull() alone skips blanks, takes a sign (and "-1" wraps to
  * UINT64_MAX) and stops at the first non-digit, so check the first character and the end.
  */
@@ -195,6 +157,278 @@ static inline uint64_t wl_parse_size(const char *opt, const char *s, uint64_t mi
 		wl_usage_error("invalid size '%s' for %s: must be from %llu to %llu bytes", s, opt,
 			       (unsigned long long)min, (unsigned long long)max);
 	return (uint64_t)v << shift;
+}
+
+/*
+ * Options. A workload declares each option once, in a table of struct wl_option ended by an
+ * entry without a name; the getopt string, the long options, the synopsis and the option
+ * lines of --help all come from that table, so they cannot drift apart. -h/--help is added to
+ * every table. The WL_OPT_*() macros make the entries:
+ *
+ *	WL_OPT_U64("write", 'w', "W", &o->write_pages, 0, max,
+ *		   "write one byte per page into W untouched anonymous\n"
+ *		   "pages (W not-present write faults, default 0)"),
+ *
+ * A value's error messages name the option by its long name ("--write"), whatever the
+ * spelling on the command line, as the hand-written parsers did.
+ */
+enum wl_opt_kind {
+	WL_OPT_U64,  /* a decimal number from min to max, into *u64 */
+	WL_OPT_SIZE, /* a byte count with an optional K, M or G suffix, from min to max, into *u64
+		      */
+	WL_OPT_STR,  /* the value itself (it stays in argv), into *str */
+	WL_OPT_FLAG, /* no value: stores flag_value into *flag */
+	WL_OPT_CALL, /* call(value, data): a value with a syntax of its own, such as a list */
+};
+
+struct wl_option {
+	const char *name;  /* the long name, without "--" */
+	int key;	   /* the short option's letter, 0 for a long option only */
+	const char *value; /* what --help calls the value; NULL for a flag */
+	enum wl_opt_kind kind;
+	uint64_t min, max;
+	uint64_t *u64;
+	const char **str;
+	int *flag;
+	int flag_value;
+	void (*call)(const char *value, void *data);
+	void *data;
+	int *given;	  /* if set, becomes 1 when the option is on the command line */
+	int internal;	  /* passed by the program to itself: listed apart, not in the synopsis */
+	const char *help; /* each '\n' starts a line indented to the help column */
+};
+
+/*
+ * One table entry each; a trailing argument adds designators such as .given = &seen. key is 0
+ * for a long option only, value NULL for a flag.
+ */
+#define WL_OPT_U64(name_, key_, value_, dest, lo, hi, help_, ...)                                  \
+	{                                                                                          \
+		.name = (name_), .key = (key_), .value = (value_), .kind = WL_OPT_U64,             \
+		.u64 = (dest), .min = (lo), .max = (hi), .help = (help_), __VA_ARGS__              \
+	}
+#define WL_OPT_SIZE(name_, key_, value_, dest, lo, hi, help_, ...)                                 \
+	{                                                                                          \
+		.name = (name_), .key = (key_), .value = (value_), .kind = WL_OPT_SIZE,            \
+		.u64 = (dest), .min = (lo), .max = (hi), .help = (help_), __VA_ARGS__              \
+	}
+#define WL_OPT_STR(name_, key_, value_, dest, help_, ...)                                          \
+	{                                                                                          \
+		.name = (name_), .key = (key_), .value = (value_), .kind = WL_OPT_STR,             \
+		.str = (dest), .help = (help_), __VA_ARGS__                                        \
+	}
+#define WL_OPT_FLAG(name_, key_, dest, v, help_, ...)                                              \
+	{                                                                                          \
+		.name = (name_), .key = (key_), .kind = WL_OPT_FLAG, .flag = (dest),               \
+		.flag_value = (v), .help = (help_), __VA_ARGS__                                    \
+	}
+#define WL_OPT_CALL(name_, key_, value_, fn, arg, help_, ...)                                      \
+	{                                                                                          \
+		.name = (name_), .key = (key_), .value = (value_), .kind = WL_OPT_CALL,            \
+		.call = (fn), .data = (arg), .help = (help_), __VA_ARGS__                          \
+	}
+#define WL_OPT_END                                                                                 \
+	{                                                                                          \
+		0                                                                                  \
+	}
+
+/* The longest --pause-before-ms: a day. */
+#define WL_MAX_PAUSE_MS 86400000
+
+/* --pause-before-ms as most workloads have it: a sleep before the measured loop. */
+#define WL_PAUSE_OPTION(dest)                                                                      \
+	WL_OPT_U64("pause-before-ms", 0, "MS", dest, 0, WL_MAX_PAUSE_MS,                           \
+		   "sleep MS milliseconds before the loop, so that a\n"                            \
+		   "tracer can attach to the pid (default 0)")
+
+#define WL_STRINGIFY_(x) #x
+/* A macro's value in a string literal: "1 to " WL_STRINGIFY(MAX_LEVELS). */
+#define WL_STRINGIFY(x) WL_STRINGIFY_(x)
+
+/* What --help prints around the generated lines. */
+struct wl_cmd {
+	const struct wl_option *options;
+	const char *operands; /* e.g. "[N]": the caller reads them; NULL: none are allowed */
+	const char *about;    /* between the synopsis and the options */
+	const char *notes;    /* after the options: the summary line's keys and what they mean */
+};
+
+#define WL_MAX_OPTIONS 16
+#define WL_LONG_ONLY   256 /* getopt_long()'s value for options[i] without a key: 256 + i */
+#define WL_HELP_COLUMN 25
+#define WL_USAGE_WIDTH 80
+
+static inline int wl_option_has_value(const struct wl_option *opt)
+{
+	return opt->kind != WL_OPT_FLAG;
+}
+
+/* The synopsis, wrapped before WL_USAGE_WIDTH and aligned under the first option. */
+static inline void wl_print_synopsis(const struct wl_cmd *cmd)
+{
+	int indent = printf("Usage: %s", WL_NAME), col = indent;
+
+	for (const struct wl_option *opt = cmd->options; opt->name; opt++) {
+		char item[64];
+		int len;
+
+		if (opt->internal)
+			continue;
+		if (opt->key)
+			len = snprintf(item, sizeof(item), "[-%c%s%s]", opt->key,
+				       opt->value ? " " : "", opt->value ? opt->value : "");
+		else
+			len = snprintf(item, sizeof(item), "[--%s%s%s]", opt->name,
+				       opt->value ? " " : "", opt->value ? opt->value : "");
+		if (col + 1 + len >= WL_USAGE_WIDTH)
+			col = printf("\n%*s", indent, "") - 1;
+		col += printf(" %s", item);
+	}
+	if (cmd->operands)
+		printf(" %s", cmd->operands);
+	putchar('\n');
+}
+
+/* "  -w, --write W" then the help, its first line from WL_HELP_COLUMN or two spaces on. */
+static inline void wl_print_option(const char *key, const char *name, const char *value,
+				   const char *help)
+{
+	int len = printf("  %s%s--%s%s%s", key[0] ? key : "  ", key[0] ? ", " : "  ", name,
+			 value ? " " : "", value ? value : "");
+	const char *nl;
+
+	printf("%*s", len < WL_HELP_COLUMN - 1 ? WL_HELP_COLUMN - len : 2, "");
+	while ((nl = strchr(help, '\n')) != NULL) {
+		printf("%.*s\n%*s", (int)(nl - help), help, WL_HELP_COLUMN, "");
+		help = nl + 1;
+	}
+	printf("%s\n", help);
+}
+
+static inline void wl_print_options(const struct wl_cmd *cmd, int internal)
+{
+	for (const struct wl_option *opt = cmd->options; opt->name; opt++) {
+		char key[3] = {0};
+
+		if (opt->internal != internal)
+			continue;
+		if (opt->key) {
+			key[0] = '-';
+			key[1] = (char)opt->key;
+		}
+		wl_print_option(key, opt->name, opt->value, opt->help);
+	}
+}
+
+static inline void wl_print_help(const struct wl_cmd *cmd)
+{
+	int internal = 0;
+
+	wl_print_synopsis(cmd);
+	printf("\n%s\n", cmd->about);
+	wl_print_options(cmd, 0);
+	wl_print_option("-h", "help", NULL, "print this help and exit");
+	for (const struct wl_option *opt = cmd->options; opt->name; opt++)
+		internal |= opt->internal;
+	if (internal) {
+		printf("\nInternal, passed down by the program to itself:\n");
+		wl_print_options(cmd, 1);
+	}
+	printf("\n%s", cmd->notes);
+}
+
+/*
+ * Report what getopt_long() rejected. The option string starts with ':' and opterr is 0, so
+ * getopt_long() prints nothing itself and returns ':' for a missing value. argv[optind - 1]
+ * is the offending word except for an unknown short option inside a group like -wz, where
+ * only optopt names it.
+ */
+static inline void __attribute__((noreturn)) wl_bad_option(int c, char *const argv[])
+{
+	const char *word = argv[optind - 1];
+
+	if (c == ':')
+		wl_usage_error("option '%s' needs a value", word);
+	if (optopt && optopt < 256 && strncmp(word, "--", 2) != 0)
+		wl_usage_error("unknown option '-%c'", optopt);
+	wl_usage_error("unknown option '%s'", word);
+}
+
+static inline void wl_take_option(const struct wl_option *opt, const char *value)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "--%s", opt->name);
+	switch (opt->kind) {
+	case WL_OPT_U64:
+		*opt->u64 = wl_parse_u64(name, value, opt->min, opt->max);
+		break;
+	case WL_OPT_SIZE:
+		*opt->u64 = wl_parse_size(name, value, opt->min, opt->max);
+		break;
+	case WL_OPT_STR:
+		*opt->str = value;
+		break;
+	case WL_OPT_FLAG:
+		*opt->flag = opt->flag_value;
+		break;
+	case WL_OPT_CALL:
+		opt->call(value, opt->data);
+		break;
+	}
+	if (opt->given)
+		*opt->given = 1;
+}
+
+/*
+ * Parse argv against cmd's options (their defaults are already in place). Without
+ * cmd->operands, an operand is an error; with them, the caller reads argv from optind on.
+ */
+static inline void wl_parse_options(int argc, char **argv, const struct wl_cmd *cmd)
+{
+	struct option longopts[WL_MAX_OPTIONS + 2];
+	char shortopts[2 * WL_MAX_OPTIONS + 3], *s = shortopts;
+	int n = 0, c;
+
+	*s++ = ':';
+	for (const struct wl_option *opt = cmd->options; opt->name; opt++, n++) {
+		if (n == WL_MAX_OPTIONS)
+			wl_fail("more than %d options: raise WL_MAX_OPTIONS", WL_MAX_OPTIONS);
+		longopts[n] = (struct option){
+			.name = opt->name,
+			.has_arg = wl_option_has_value(opt) ? required_argument : no_argument,
+			.val = opt->key ? opt->key : WL_LONG_ONLY + n,
+		};
+		if (opt->key) {
+			*s++ = (char)opt->key;
+			if (wl_option_has_value(opt))
+				*s++ = ':';
+		}
+	}
+	longopts[n] = (struct option){.name = "help", .has_arg = no_argument, .val = 'h'};
+	longopts[n + 1] = (struct option){0};
+	*s++ = 'h';
+	*s = '\0';
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		int i;
+
+		for (i = 0; i < n; i++) {
+			if (longopts[i].val == c)
+				break;
+		}
+		if (i < n) {
+			wl_take_option(&cmd->options[i], optarg);
+		} else if (c == 'h') {
+			wl_print_help(cmd);
+			exit(0);
+		} else {
+			wl_bad_option(c, argv);
+		}
+	}
+	if (!cmd->operands && optind < argc)
+		wl_usage_error("unexpected argument '%s'", argv[optind]);
 }
 
 static inline size_t wl_page_size(void)
