@@ -62,15 +62,13 @@ static void parse_args(int argc, char **argv, struct opts *o)
 /* N not-present write faults in the parent, before the fork. */
 static WL_NOINLINE void touch_first_pages(char *base, uint64_t pages)
 {
-	for (uint64_t i = 0; i < pages; i++)
-		((volatile char *)base)[i * page_size] = 1;
+	wl_write_pages(base, pages, page_size, 1);
 }
 
 /* N copy-on-write faults in the child: same pages, now shared and write-protected. */
 static WL_NOINLINE void touch_cow_pages(char *base, uint64_t pages)
 {
-	for (uint64_t i = 0; i < pages; i++)
-		((volatile char *)base)[i * page_size] = 2;
+	wl_write_pages(base, pages, page_size, 2);
 }
 
 /* The child: time its COW loop and send the time back on the pipe. */

@@ -156,18 +156,13 @@ static void parse_args(int argc, char **argv, struct opts *o)
 /* P not-present write faults: each allocates and zeroes one anonymous page. */
 static WL_NOINLINE void touch_pages(char *base, uint64_t pages)
 {
-	for (uint64_t i = 0; i < pages; i++)
-		((volatile char *)base)[i * page_size] = 1;
+	wl_write_pages(base, pages, page_size, 1);
 }
 
 /* R not-present read faults, each mapping the shared zero page. */
 static WL_NOINLINE void read_pages(const char *base, uint64_t pages)
 {
-	unsigned long sum = 0;
-
-	for (uint64_t i = 0; i < pages; i++)
-		sum += ((const volatile char *)base)[i * page_size];
-	sink = sum;
+	sink = wl_read_pages(base, pages, page_size);
 }
 
 /* Called through this pointer: an indirect call the compiler cannot turn into a direct one. */
@@ -176,8 +171,7 @@ static void (*volatile read_fn)(const char *, uint64_t) = read_pages;
 /* S write faults inside the signal handler. */
 static WL_NOINLINE void touch_in_handler(char *base, uint64_t pages)
 {
-	for (uint64_t i = 0; i < pages; i++)
-		((volatile char *)base)[i * page_size] = 2;
+	wl_write_pages(base, pages, page_size, 2);
 }
 
 static WL_NOINLINE void on_signal(int sig)

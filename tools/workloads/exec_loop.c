@@ -104,8 +104,7 @@ static WL_NOINLINE void touch_anon_pages(uint64_t pages)
 	if (!pages)
 		return;
 	p = wl_map_anon(pages * page_size);
-	for (uint64_t i = 0; i < pages; i++)
-		((volatile char *)p)[i * page_size] = 1;
+	wl_write_pages(p, pages, page_size, 1);
 }
 
 /* The next link of the chain: same pid, new mm. Returns only on failure. */

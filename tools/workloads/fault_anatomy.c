@@ -123,28 +123,23 @@ static void phase_end(struct phase *p, int who)
 
 static WL_NOINLINE void touch_anon_pages(char *base, uint64_t pages)
 {
-	for (uint64_t i = 0; i < pages; i++)
-		((volatile char *)base)[i * page_size] = 1;
+	wl_write_pages(base, pages, page_size, 1);
 }
 
-/* Each phase writes its own value: gcc's identical code folding (-fipa-icf, on at -O2) would
- * otherwise make the three loops one function, named after one of them in every stack. */
+/* Each phase writes its own value, so that identical code folding keeps them apart. */
 static WL_NOINLINE void touch_heap_pages(char *base, uint64_t pages)
 {
-	for (uint64_t i = 0; i < pages; i++)
-		((volatile char *)base)[i * page_size] = 3;
+	wl_write_pages(base, pages, page_size, 3);
 }
 
 static WL_NOINLINE void write_shmem_pages(char *base, uint64_t pages)
 {
-	for (uint64_t i = 0; i < pages; i++)
-		((volatile char *)base)[i * page_size] = 4;
+	wl_write_pages(base, pages, page_size, 4);
 }
 
 static WL_NOINLINE void touch_hugetlb_pages(char *base, uint64_t pages, size_t huge)
 {
-	for (uint64_t i = 0; i < pages; i++)
-		((volatile char *)base)[i * huge] = 1;
+	wl_write_pages(base, pages, huge, 1);
 }
 
 /* One read per page, each page in a one-page mapping of its own (no fault-around). */
@@ -280,8 +275,7 @@ static void shmem_phase(uint64_t pages, struct phase *p)
 
 static WL_NOINLINE void touch_cow_pages(char *base, uint64_t pages)
 {
-	for (uint64_t i = 0; i < pages; i++)
-		((volatile char *)base)[i * page_size] = 2;
+	wl_write_pages(base, pages, page_size, 2);
 }
 
 static void cow_phase(uint64_t pages, struct phase *parent, struct phase *child)

@@ -100,8 +100,7 @@ int main(int argc, char **argv)
 	if (o.parent_pages) {
 		char *p = wl_map_anon(o.parent_pages * page_size);
 
-		for (uint64_t i = 0; i < o.parent_pages; i++)
-			((volatile char *)p)[i * page_size] = 1;
+		wl_write_pages(p, o.parent_pages, page_size, 1);
 	}
 	if (o.pause_ms)
 		wl_sleep_ms(o.pause_ms);

@@ -71,8 +71,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 /* P not-present write faults in the parent. */
 static WL_NOINLINE void touch_parent_pages(char *base, uint64_t pages)
 {
-	for (uint64_t i = 0; i < pages; i++)
-		((volatile char *)base)[i * page_size] = 1;
+	wl_write_pages(base, pages, page_size, 1);
 }
 
 /* Q not-present write faults in a child, on memory mapped after the fork. */
@@ -83,8 +82,7 @@ static WL_NOINLINE void touch_child_pages(uint64_t pages)
 	if (!pages)
 		return;
 	base = wl_map_anon(pages * page_size);
-	for (uint64_t i = 0; i < pages; i++)
-		((volatile char *)base)[i * page_size] = 1;
+	wl_write_pages(base, pages, page_size, 1);
 }
 
 /* Fork all children (they run concurrently), then reap them; any failed child fails the run. */

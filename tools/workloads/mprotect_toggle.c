@@ -111,17 +111,12 @@ static void protect(char *base, size_t len, int prot)
 /* Before the loop, so that the loop takes no faults. */
 static WL_NOINLINE void prefault_pages(char *base, size_t len)
 {
-	for (size_t off = 0; off < len; off += page_size)
-		((volatile char *)base)[off] = 1;
+	wl_write_pages(base, len / page_size, page_size, 1);
 }
 
 static WL_NOINLINE unsigned long read_one_byte_per_page(const char *base, size_t len)
 {
-	unsigned long sum = 0;
-
-	for (size_t off = 0; off < len; off += page_size)
-		sum += ((const volatile char *)base)[off];
-	return sum;
+	return wl_read_pages(base, len / page_size, page_size);
 }
 
 static WL_NOINLINE void write_one_byte_per_page(char *base, size_t len)

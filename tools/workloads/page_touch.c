@@ -149,18 +149,13 @@ static void parse_args(int argc, char **argv, struct opts *o)
 /* W not-present write faults: each allocates and zeroes one anonymous page. */
 static WL_NOINLINE void touch_write_pages(char *base, uint64_t pages)
 {
-	for (uint64_t i = 0; i < pages; i++)
-		((volatile char *)base)[i * page_size] = 1;
+	wl_write_pages(base, pages, page_size, 1);
 }
 
 /* R not-present read faults, each mapping the shared zero page (nothing is allocated). */
 static WL_NOINLINE void touch_read_pages(const char *base, uint64_t pages)
 {
-	unsigned long sum = 0;
-
-	for (uint64_t i = 0; i < pages; i++)
-		sum += ((const volatile char *)base)[i * page_size];
-	read_sink = sum;
+	read_sink = wl_read_pages(base, pages, page_size);
 }
 
 /*

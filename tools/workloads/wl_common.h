@@ -507,6 +507,30 @@ static inline char *wl_map_anon(size_t len)
 	return p;
 }
 
+/*
+ * The touch loops: one byte written to (or read from) each of pages pages, stride bytes
+ * apart. Always inlined, so that the faults are taken in the caller: the WL_NOINLINE function
+ * with a descriptive name that tests look for in stacks. Callers that must stay distinct
+ * functions write different values: gcc's identical code folding (-fipa-icf, on at -O2) would
+ * otherwise merge them into one, named after one of them in every stack.
+ */
+static inline __attribute__((always_inline)) void wl_write_pages(char *base, uint64_t pages,
+								 size_t stride, char value)
+{
+	for (uint64_t i = 0; i < pages; i++)
+		((volatile char *)base)[i * stride] = value;
+}
+
+static inline __attribute__((always_inline)) unsigned long
+wl_read_pages(const char *base, uint64_t pages, size_t stride)
+{
+	unsigned long sum = 0;
+
+	for (uint64_t i = 0; i < pages; i++)
+		sum += ((const volatile char *)base)[i * stride];
+	return sum;
+}
+
 /* Whether this thread may run on cpu; the usage checks call it before pinning. */
 static inline int wl_cpu_allowed(long cpu)
 {
