@@ -85,7 +85,8 @@ static WL_NOINLINE __attribute__((noreturn)) void run_cow_child(char *base, uint
 
 int main(int argc, char **argv)
 {
-	uint64_t t0, t1, c0, cc0, loop_ns, cpu_ns, cow_ns = 0;
+	uint64_t t1, loop_ns = 0, cpu_ns = 0, cow_ns = 0;
+	struct wl_clock clk;
 	char *base = NULL;
 	struct opts o;
 	int pfd[2], status;
@@ -103,9 +104,7 @@ int main(int argc, char **argv)
 		wl_sleep_ms(o.pause_ms);
 	fflush(NULL);
 
-	t0 = wl_now_ns(CLOCK_MONOTONIC);
-	c0 = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID);
-	cc0 = wl_children_cpu_ns();
+	wl_clock_start(&clk, 1);
 	touch_first_pages(base, o.pages);
 	t1 = wl_now_ns(CLOCK_MONOTONIC);
 	pid = fork();
@@ -119,14 +118,14 @@ int main(int argc, char **argv)
 	n = read(pfd[0], &cow_ns, sizeof(cow_ns));
 	if (waitpid(pid, &status, 0) < 0)
 		wl_die("waitpid");
-	cpu_ns = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID) - c0 + wl_children_cpu_ns() - cc0;
-	loop_ns = wl_now_ns(CLOCK_MONOTONIC) - t0;
+	wl_clock_stop(&clk, &loop_ns, &cpu_ns);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || n != (ssize_t)sizeof(cow_ns))
 		wl_fail("the child failed (status 0x%x)", status);
 
 	printf("cow_fork: pages=%" PRIu64 " page_size=%zu first_touch_faults=%" PRIu64
 	       " cow_faults=%" PRIu64 " expected_faults=%" PRIu64 " first_touch_ns=%" PRIu64
 	       " cow_ns=%" PRIu64 " loop_ns=%" PRIu64 " cpu_ns=%" PRIu64 "\n",
-	       o.pages, page_size, o.pages, o.pages, 2 * o.pages, t1 - t0, cow_ns, loop_ns, cpu_ns);
+	       o.pages, page_size, o.pages, o.pages, 2 * o.pages, t1 - clk.t0, cow_ns, loop_ns,
+	       cpu_ns);
 	return 0;
 }

@@ -322,7 +322,8 @@ static inline __attribute__((always_inline)) void run_pass(const struct opts *o,
 int main(int argc, char **argv)
 {
 	struct sigaction sa = {.sa_handler = on_signal};
-	uint64_t t0, c0, loop_ns, cpu_ns;
+	uint64_t loop_ns = 0, cpu_ns = 0;
+	struct wl_clock clk;
 	struct opts o;
 
 	page_size = wl_page_size();
@@ -335,12 +336,10 @@ int main(int argc, char **argv)
 		run_pass(&o, o.depths[i], 0);
 	if (o.pause_ms)
 		wl_sleep_ms(o.pause_ms);
-	t0 = wl_now_ns(CLOCK_MONOTONIC);
-	c0 = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID);
+	wl_clock_start(&clk, 0);
 	for (unsigned int i = 0; i < o.ndepths; i++)
 		run_pass(&o, o.depths[i], 1);
-	cpu_ns = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID) - c0;
-	loop_ns = wl_now_ns(CLOCK_MONOTONIC) - t0;
+	wl_clock_stop(&clk, &loop_ns, &cpu_ns);
 
 	/* The same depth twice is one stack: its counts add up. */
 	for (unsigned int i = 0; i < o.ndepths; i++) {

@@ -350,7 +350,8 @@ int main(int argc, char **argv)
 	struct phase anon = {0}, heap = {0}, shmem = {0}, cow_parent = {0}, cow_child = {0},
 		     huge = {0};
 	struct file_result file = {0};
-	uint64_t t0, c0, cc0, loop_ns, cpu_ns;
+	uint64_t loop_ns = 0, cpu_ns = 0;
+	struct wl_clock clk;
 	const char *hugetlb;
 	char *a = NULL, *b = NULL;
 	struct opts o;
@@ -373,9 +374,7 @@ int main(int argc, char **argv)
 	}
 	fflush(NULL);
 
-	t0 = wl_now_ns(CLOCK_MONOTONIC);
-	c0 = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID);
-	cc0 = wl_children_cpu_ns();
+	wl_clock_start(&clk, 1);
 	phase_begin(&anon, RUSAGE_SELF);
 	touch_anon_pages(a, o.anon);
 	phase_end(&anon, RUSAGE_SELF);
@@ -386,8 +385,7 @@ int main(int argc, char **argv)
 	shmem_phase(o.shmem, &shmem);
 	cow_phase(o.cow, &cow_parent, &cow_child);
 	hugetlb = hugetlb_phase(o.hugetlb, &huge);
-	cpu_ns = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID) - c0 + wl_children_cpu_ns() - cc0;
-	loop_ns = wl_now_ns(CLOCK_MONOTONIC) - t0;
+	wl_clock_stop(&clk, &loop_ns, &cpu_ns);
 
 	printf("fault_anatomy: page_size=%zu file_fs=%s file_type=%s file_evicted=%" PRIu64
 	       " hugetlb=%s expected_anon=%" PRIu64 " expected_heap=%" PRIu64

@@ -91,7 +91,8 @@ static WL_NOINLINE void fork_exec_loop(const char *path, uint64_t rounds)
 
 int main(int argc, char **argv)
 {
-	uint64_t t0, c0, cc0, loop_ns, cpu_ns;
+	uint64_t loop_ns = 0, cpu_ns = 0;
+	struct wl_clock clk;
 	struct opts o;
 
 	page_size = wl_page_size();
@@ -106,12 +107,9 @@ int main(int argc, char **argv)
 		wl_sleep_ms(o.pause_ms);
 	fflush(NULL);
 
-	t0 = wl_now_ns(CLOCK_MONOTONIC);
-	c0 = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID);
-	cc0 = wl_children_cpu_ns();
+	wl_clock_start(&clk, 1);
 	fork_exec_loop(o.exec_path, o.rounds);
-	cpu_ns = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID) - c0 + wl_children_cpu_ns() - cc0;
-	loop_ns = wl_now_ns(CLOCK_MONOTONIC) - t0;
+	wl_clock_stop(&clk, &loop_ns, &cpu_ns);
 
 	printf("fork_exec: rounds=%" PRIu64 " parent_pages=%" PRIu64 " exec=%s loop_ns=%" PRIu64
 	       " cpu_ns=%" PRIu64 "\n",

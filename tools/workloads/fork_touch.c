@@ -114,7 +114,8 @@ static WL_NOINLINE void fork_children(uint64_t children, uint64_t child_pages)
 
 int main(int argc, char **argv)
 {
-	uint64_t t0, c0, cc0, loop_ns, cpu_ns;
+	uint64_t loop_ns = 0, cpu_ns = 0;
+	struct wl_clock clk;
 	char *parent = NULL;
 	struct opts o;
 
@@ -128,13 +129,10 @@ int main(int argc, char **argv)
 	/* Nothing buffered may be inherited by the children (they _exit(), but be safe). */
 	fflush(NULL);
 
-	t0 = wl_now_ns(CLOCK_MONOTONIC);
-	c0 = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID);
-	cc0 = wl_children_cpu_ns();
+	wl_clock_start(&clk, 1);
 	touch_parent_pages(parent, o.parent_pages);
 	fork_children(o.children, o.child_pages);
-	cpu_ns = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID) - c0 + wl_children_cpu_ns() - cc0;
-	loop_ns = wl_now_ns(CLOCK_MONOTONIC) - t0;
+	wl_clock_stop(&clk, &loop_ns, &cpu_ns);
 
 	printf("fork_touch: page_size=%zu children=%" PRIu64 " parent_pages=%" PRIu64
 	       " child_pages=%" PRIu64 " expected_faults=%" PRIu64

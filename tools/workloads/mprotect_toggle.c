@@ -171,7 +171,8 @@ static WL_NOINLINE void single_toggle_loop(char *base, size_t len, uint64_t iter
 
 int main(int argc, char **argv)
 {
-	uint64_t t0, c0, loop_ns, cpu_ns, passes = 0;
+	uint64_t loop_ns = 0, cpu_ns = 0, passes = 0;
+	struct wl_clock clk;
 	struct reader r = {0};
 	pthread_t thread;
 	struct opts o;
@@ -210,8 +211,7 @@ int main(int argc, char **argv)
 	if (o.pause_ms)
 		wl_sleep_ms(o.pause_ms);
 
-	t0 = wl_now_ns(CLOCK_MONOTONIC);
-	c0 = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID);
+	wl_clock_start(&clk, 0);
 	if (o.single) {
 		single_toggle_loop(base, o.size, o.iterations);
 	} else {
@@ -219,8 +219,7 @@ int main(int argc, char **argv)
 		toggle_protection(base, o.size, o.iterations);
 		passes = atomic_load(&r.passes) - passes;
 	}
-	cpu_ns = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID) - c0;
-	loop_ns = wl_now_ns(CLOCK_MONOTONIC) - t0;
+	wl_clock_stop(&clk, &loop_ns, &cpu_ns);
 
 	if (!o.single) {
 		atomic_store(&r.stop, 1);

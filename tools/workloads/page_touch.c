@@ -331,14 +331,12 @@ int main(int argc, char **argv)
 		wl_sleep_ms(o.pause_ms);
 
 	for (uint64_t i = 0; i < o.repeat; i++) {
-		uint64_t t0, c0;
+		struct wl_clock clk;
 
 		map_regions(&o, &r);
-		t0 = wl_now_ns(CLOCK_MONOTONIC);
-		c0 = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID);
+		wl_clock_start(&clk, 0);
 		touch_all_pages(&o, &r);
-		cpu_ns += wl_now_ns(CLOCK_PROCESS_CPUTIME_ID) - c0;
-		loop_ns += wl_now_ns(CLOCK_MONOTONIC) - t0;
+		wl_clock_stop(&clk, &loop_ns, &cpu_ns);
 		unmap_regions(&o, &r);
 	}
 

@@ -531,6 +531,33 @@ wl_read_pages(const char *base, uint64_t pages, size_t stride)
 	return sum;
 }
 
+/*
+ * The clocks of a measured loop: loop_ns from CLOCK_MONOTONIC, cpu_ns from the process's CPU
+ * time plus, with children set, that of the children it waited for in the loop (a workload
+ * without children leaves getrusage() out of its loop).
+ */
+struct wl_clock {
+	int children;
+	uint64_t t0, c0, cc0;
+};
+
+static inline void wl_clock_start(struct wl_clock *clk, int children)
+{
+	clk->children = children;
+	clk->t0 = wl_now_ns(CLOCK_MONOTONIC);
+	clk->c0 = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID);
+	clk->cc0 = children ? wl_children_cpu_ns() : 0;
+}
+
+/* Adds the loop's times to *loop_ns and *cpu_ns (so that repeated loops sum up). */
+static inline void wl_clock_stop(const struct wl_clock *clk, uint64_t *loop_ns, uint64_t *cpu_ns)
+{
+	*cpu_ns += wl_now_ns(CLOCK_PROCESS_CPUTIME_ID) - clk->c0;
+	if (clk->children)
+		*cpu_ns += wl_children_cpu_ns() - clk->cc0;
+	*loop_ns += wl_now_ns(CLOCK_MONOTONIC) - clk->t0;
+}
+
 /* Whether this thread may run on cpu; the usage checks call it before pinning. */
 static inline int wl_cpu_allowed(long cpu)
 {
