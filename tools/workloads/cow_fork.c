@@ -29,17 +29,15 @@ struct opts {
 
 static size_t page_size;
 
-/* What the program does, in --help. */
-static const char usage_about[] =
-	"Write N pages, fork, write the same pages again in the child (one\n"
-	"copy-on-write fault each), wait for the child; then one summary line.\n";
-
-/* In --help after the options: the summary line. */
-static const char usage_notes[] =
-	"Summary: cow_fork: pages= page_size= first_touch_faults= cow_faults=\n"
-	"expected_faults= first_touch_ns= cow_ns= loop_ns= cpu_ns=\n"
-	"loop_ns covers first touch, fork, the child's writes and exit, and the wait;\n"
-	"cow_ns is the child's write loop alone; cpu_ns includes the child's CPU time.\n";
+/* The parts of --help around the option lines. */
+static const struct wl_usage usage = {
+	.about = "Write N pages, fork, write the same pages again in the child (one\n"
+		 "copy-on-write fault each), wait for the child; then one summary line.\n",
+	.notes = "Summary: cow_fork: pages= page_size= first_touch_faults= cow_faults=\n"
+		 "expected_faults= first_touch_ns= cow_ns= loop_ns= cpu_ns=\n"
+		 "loop_ns covers first touch, fork, the child's writes and exit, and the wait;\n"
+		 "cow_ns is the child's write loop alone; cpu_ns includes the child's CPU time.\n",
+};
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
@@ -49,14 +47,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		WL_PAUSE_OPTION(&o->pause_ms),
 		WL_OPT_END,
 	};
-	const struct wl_cmd cmd = {
-		.options = options,
-		.about = usage_about,
-		.notes = usage_notes,
-	};
 
 	*o = (struct opts){.pages = 1000};
-	wl_parse_options(argc, argv, &cmd);
+	wl_parse_options(argc, argv, options, &usage);
 }
 
 /* N not-present write faults in the parent, before the fork. */

@@ -100,21 +100,19 @@ static void parse_depths(const char *arg, void *data)
 	}
 }
 
-/* What the program does, in --help. */
-static const char usage_about[] =
-	"For each depth D, call main -> level_a -> level_b -> ... through D levels of\n"
-	"distinct functions (frames of different sizes), and at the bottom take known\n"
-	"page faults (THP off, one fault per page), then print the expected stacks and\n"
-	"one summary line.\n";
-
-/* In --help after the options: the summary line. */
-static const char usage_notes[] =
-	"Before the summary, one line per expected stack:\n"
-	"  expect KIND COUNT main;level_a;...;LEAF\n"
-	"(frames root-first from main, '*' for any frames of libc in between).\n"
-	"Summary: deep_stack: page_size= depths= write_pages= read_pages= signal_pages=\n"
-	"expected_write= expected_read= loop_ns= cpu_ns=\n"
-	"expected_* count only the measured passes' faults.\n";
+/* The parts of --help around the option lines. */
+static const struct wl_usage usage = {
+	.about = "For each depth D, call main -> level_a -> level_b -> ... through D levels of\n"
+		 "distinct functions (frames of different sizes), and at the bottom take known\n"
+		 "page faults (THP off, one fault per page), then print the expected stacks and\n"
+		 "one summary line.\n",
+	.notes = "Before the summary, one line per expected stack:\n"
+		 "  expect KIND COUNT main;level_a;...;LEAF\n"
+		 "(frames root-first from main, '*' for any frames of libc in between).\n"
+		 "Summary: deep_stack: page_size= depths= write_pages= read_pages= signal_pages=\n"
+		 "expected_write= expected_read= loop_ns= cpu_ns=\n"
+		 "expected_* count only the measured passes' faults.\n",
+};
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
@@ -143,14 +141,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			   "before the measured ones (default 0)"),
 		WL_OPT_END,
 	};
-	const struct wl_cmd cmd = {
-		.options = options,
-		.about = usage_about,
-		.notes = usage_notes,
-	};
 
 	*o = (struct opts){.depths = {8}, .ndepths = 1, .write_pages = 1000, .frame_bytes = 48};
-	wl_parse_options(argc, argv, &cmd);
+	wl_parse_options(argc, argv, options, &usage);
 }
 
 /* P not-present write faults: each allocates and zeroes one anonymous page. */

@@ -43,15 +43,15 @@ struct opts {
 
 static size_t page_size;
 
-/* What the program does, in --help. */
-static const char usage_about[] =
-	"Re-exec this binary (/proc/self/exe) N times in the same process, then print one\n"
-	"summary line from the last image.\n";
-
-/* In --help after the options: the summary line. */
-static const char usage_notes[] =
-	"Summary: exec_loop: execs= touch_pages= page_size= expected_touch_faults=\n"
-	"loop_ns= cpu_ns=\n";
+/* The parts of --help around the option lines. */
+static const struct wl_usage usage = {
+	.operands = "[N]",
+	.about =
+		"Re-exec this binary (/proc/self/exe) N times in the same process, then print one\n"
+		"summary line from the last image.\n",
+	.notes = "Summary: exec_loop: execs= touch_pages= page_size= expected_touch_faults=\n"
+		 "loop_ns= cpu_ns=\n",
+};
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
@@ -74,15 +74,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			   "CLOCK_PROCESS_CPUTIME_ID when the chain started", .internal = 1),
 		WL_OPT_END,
 	};
-	const struct wl_cmd cmd = {
-		.options = options,
-		.operands = "[N]",
-		.about = usage_about,
-		.notes = usage_notes,
-	};
 
 	*o = (struct opts){.execs = 1000};
-	wl_parse_options(argc, argv, &cmd);
+	wl_parse_options(argc, argv, options, &usage);
 	if (optind < argc) {
 		if (have_n)
 			wl_usage_error("the number of execs is given twice ('%s')", argv[optind]);

@@ -47,17 +47,15 @@ struct opts {
 
 static size_t page_size;
 
-/* What the program does, in --help. */
-static const char usage_about[] =
-	"Take a known number of page faults on each type of memory, then print one\n"
-	"summary line.\n";
-
-/* In --help after the options: the summary line. */
-static const char usage_notes[] =
-	"Summary: fault_anatomy: page_size= file_fs= file_type= file_evicted=\n"
-	"hugetlb= expected_anon= expected_heap= expected_file_minor=\n"
-	"expected_file_major= expected_shmem= expected_cow= expected_hugetlb=\n"
-	"rusage_<phase>_minor= rusage_<phase>_major= loop_ns= cpu_ns=\n";
+/* The parts of --help around the option lines. */
+static const struct wl_usage usage = {
+	.about = "Take a known number of page faults on each type of memory, then print one\n"
+		 "summary line.\n",
+	.notes = "Summary: fault_anatomy: page_size= file_fs= file_type= file_evicted=\n"
+		 "hugetlb= expected_anon= expected_heap= expected_file_minor=\n"
+		 "expected_file_major= expected_shmem= expected_cow= expected_hugetlb=\n"
+		 "rusage_<phase>_minor= rusage_<phase>_major= loop_ns= cpu_ns=\n",
+};
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
@@ -82,14 +80,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		WL_OPT_STR("dir", 'd', "DIR", &o->dir, "where to write the file (default .)"),
 		WL_OPT_END,
 	};
-	const struct wl_cmd cmd = {
-		.options = options,
-		.about = usage_about,
-		.notes = usage_notes,
-	};
 
 	*o = (struct opts){.dir = "."};
-	wl_parse_options(argc, argv, &cmd);
+	wl_parse_options(argc, argv, options, &usage);
 }
 
 /* This process's (or its waited-for children's) minor and major faults so far. */

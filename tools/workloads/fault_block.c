@@ -38,18 +38,17 @@ struct opts {
 static size_t page_size;
 static char *region;
 
-/* What the program does, in --help. */
-static const char usage_about[] =
-	"THREADS threads each take one page fault that userfaultfd holds; once all are\n"
-	"held, the program prints 'fault_block: held=THREADS' and, MS milliseconds later,\n"
-	"resolves them (or, with --exit, exits while they are held); then one summary\n"
-	"line. Needs userfaultfd (root, or vm.unprivileged_userfaultfd=1).\n";
-
-/* In --help after the options: the summary line. */
-static const char usage_notes[] =
-	"Summary: fault_block: threads= hold_ms= expected_held= expected_completed=\n"
-	"(expected_completed: the held faults that completed, each after at least\n"
-	"hold_ms; 0 with --exit)\n";
+/* The parts of --help around the option lines. */
+static const struct wl_usage usage = {
+	.about =
+		"THREADS threads each take one page fault that userfaultfd holds; once all are\n"
+		"held, the program prints 'fault_block: held=THREADS' and, MS milliseconds later,\n"
+		"resolves them (or, with --exit, exits while they are held); then one summary\n"
+		"line. Needs userfaultfd (root, or vm.unprivileged_userfaultfd=1).\n",
+	.notes = "Summary: fault_block: threads= hold_ms= expected_held= expected_completed=\n"
+		 "(expected_completed: the held faults that completed, each after at least\n"
+		 "hold_ms; 0 with --exit)\n",
+};
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
@@ -63,14 +62,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			    "exit with the faults held: they never complete"),
 		WL_OPT_END,
 	};
-	const struct wl_cmd cmd = {
-		.options = options,
-		.about = usage_about,
-		.notes = usage_notes,
-	};
 
 	*o = (struct opts){.threads = 2, .hold_ms = 500};
-	wl_parse_options(argc, argv, &cmd);
+	wl_parse_options(argc, argv, options, &usage);
 }
 
 /* One read of the thread's own page: the fault userfaultfd holds. */

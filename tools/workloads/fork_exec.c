@@ -28,15 +28,14 @@ struct opts {
 
 static size_t page_size;
 
-/* What the program does, in --help. */
-static const char usage_about[] =
-	"ROUNDS times: fork, exec PATH (no arguments) in the child, wait for it; then one\n"
-	"summary line. Every child must exit with status 0.\n";
-
-/* In --help after the options: the summary line. */
-static const char usage_notes[] =
-	"Summary: fork_exec: rounds= parent_pages= exec=PATH loop_ns= cpu_ns=\n"
-	"cpu_ns includes the children's CPU time.\n";
+/* The parts of --help around the option lines. */
+static const struct wl_usage usage = {
+	.about =
+		"ROUNDS times: fork, exec PATH (no arguments) in the child, wait for it; then one\n"
+		"summary line. Every child must exit with status 0.\n",
+	.notes = "Summary: fork_exec: rounds= parent_pages= exec=PATH loop_ns= cpu_ns=\n"
+		 "cpu_ns includes the children's CPU time.\n",
+};
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
@@ -51,14 +50,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		WL_PAUSE_OPTION(&o->pause_ms),
 		WL_OPT_END,
 	};
-	const struct wl_cmd cmd = {
-		.options = options,
-		.about = usage_about,
-		.notes = usage_notes,
-	};
 
 	*o = (struct opts){.rounds = 1000, .exec_path = "/bin/true"};
-	wl_parse_options(argc, argv, &cmd);
+	wl_parse_options(argc, argv, options, &usage);
 	/* Catch a wrong path here rather than as N failed children. */
 	if (access(o->exec_path, X_OK))
 		wl_usage_error("cannot execute '%s': %s", o->exec_path, strerror(errno));

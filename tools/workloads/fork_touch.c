@@ -33,16 +33,15 @@ struct opts {
 
 static size_t page_size;
 
-/* What the program does, in --help. */
-static const char usage_about[] =
-	"The parent writes its pages, forks the children, each child writes pages of its\n"
-	"own and exits, the parent waits for them; then one summary line.\n";
-
-/* In --help after the options: the summary line. */
-static const char usage_notes[] =
-	"Summary: fork_touch: page_size= children= parent_pages= child_pages=\n"
-	"expected_faults= expected_parent_faults= expected_child_faults= loop_ns= cpu_ns=\n"
-	"cpu_ns includes the children's CPU time.\n";
+/* The parts of --help around the option lines. */
+static const struct wl_usage usage = {
+	.about = "The parent writes its pages, forks the children, each child writes pages of its\n"
+		 "own and exits, the parent waits for them; then one summary line.\n",
+	.notes =
+		"Summary: fork_touch: page_size= children= parent_pages= child_pages=\n"
+		"expected_faults= expected_parent_faults= expected_child_faults= loop_ns= cpu_ns=\n"
+		"cpu_ns includes the children's CPU time.\n",
+};
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
@@ -58,14 +57,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		WL_PAUSE_OPTION(&o->pause_ms),
 		WL_OPT_END,
 	};
-	const struct wl_cmd cmd = {
-		.options = options,
-		.about = usage_about,
-		.notes = usage_notes,
-	};
 
 	*o = (struct opts){.parent_pages = 1000, .children = 4, .child_pages = 1000};
-	wl_parse_options(argc, argv, &cmd);
+	wl_parse_options(argc, argv, options, &usage);
 }
 
 /* P not-present write faults in the parent. */

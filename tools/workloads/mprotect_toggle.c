@@ -55,19 +55,17 @@ static size_t page_size;
 /* Keeps the values B reads alive, so the compiler cannot drop the reads. */
 static volatile unsigned long read_sink;
 
-/* What the program does, in --help. */
-static const char usage_about[] =
-	"Default: thread A on CPU 0 toggles the region read-only and back, thread B on\n"
-	"CPU 1 keeps reading it, so every read-only switch needs a TLB shootdown on\n"
-	"CPU 1. Needs CPUs 0 and 1. --single: one thread toggles and reads/writes every\n"
-	"page.\n";
-
-/* In --help after the options: the summary line. */
-static const char usage_notes[] =
-	"Summary: mprotect_toggle: mode=threads|single page_size= size= pages=\n"
-	"iterations= mprotect_calls= prefault= reader_passes= loop_ns= cpu_ns=\n"
-	"reader_passes (threads mode) counts B's passes over the region during the loop;\n"
-	"cpu_ns is the whole process's, B's spinning included.\n";
+/* The parts of --help around the option lines. */
+static const struct wl_usage usage = {
+	.about = "Default: thread A on CPU 0 toggles the region read-only and back, thread B on\n"
+		 "CPU 1 keeps reading it, so every read-only switch needs a TLB shootdown on\n"
+		 "CPU 1. Needs CPUs 0 and 1. --single: one thread toggles and reads/writes every\n"
+		 "page.\n",
+	.notes = "Summary: mprotect_toggle: mode=threads|single page_size= size= pages=\n"
+		 "iterations= mprotect_calls= prefault= reader_passes= loop_ns= cpu_ns=\n"
+		 "reader_passes (threads mode) counts B's passes over the region during the loop;\n"
+		 "cpu_ns is the whole process's, B's spinning included.\n",
+};
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
@@ -87,14 +85,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		WL_PAUSE_OPTION(&o->pause_ms),
 		WL_OPT_END,
 	};
-	const struct wl_cmd cmd = {
-		.options = options,
-		.about = usage_about,
-		.notes = usage_notes,
-	};
 
 	*o = (struct opts){.prefault = 1};
-	wl_parse_options(argc, argv, &cmd);
+	wl_parse_options(argc, argv, options, &usage);
 	if (!o->iterations)
 		o->iterations = o->single ? 10 : 1000;
 	if (!o->size)

@@ -89,18 +89,17 @@ static int zero_fd = -1;
 /* Keeps the values read from zero pages alive, so the compiler cannot drop the reads. */
 static volatile unsigned long read_sink;
 
-/* What the program does, in --help. */
-static const char usage_about[] =
-	"Take a known number of page faults in a measured loop (THP off, one fault per\n"
-	"page), then print one summary line.\n";
-
-/* In --help after the options: the summary line. */
-static const char usage_notes[] =
-	"Summary: page_touch: page_size= write_pages= read_pages= exec_pages=\n"
-	"kernel_pages= repeat= expected_faults= expected_write= expected_read=\n"
-	"expected_exec= expected_kernel= loop_ns= cpu_ns=\n"
-	"expected_* count only the loop's faults; process startup and exit add a constant\n"
-	"that a run with -w 0 -r 0 -x 0 -k 0 measures.\n";
+/* The parts of --help around the option lines. */
+static const struct wl_usage usage = {
+	.about = "Take a known number of page faults in a measured loop (THP off, one fault per\n"
+		 "page), then print one summary line.\n",
+	.notes =
+		"Summary: page_touch: page_size= write_pages= read_pages= exec_pages=\n"
+		"kernel_pages= repeat= expected_faults= expected_write= expected_read=\n"
+		"expected_exec= expected_kernel= loop_ns= cpu_ns=\n"
+		"expected_* count only the loop's faults; process startup and exit add a constant\n"
+		"that a run with -w 0 -r 0 -x 0 -k 0 measures.\n",
+};
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
@@ -132,14 +131,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			   "that a tracer can attach to the pid (default 0)"),
 		WL_OPT_END,
 	};
-	const struct wl_cmd cmd = {
-		.options = options,
-		.about = usage_about,
-		.notes = usage_notes,
-	};
 
 	*o = (struct opts){.repeat = 1};
-	wl_parse_options(argc, argv, &cmd);
+	wl_parse_options(argc, argv, options, &usage);
 #ifdef WL_NO_EXEC_PAGES
 	if (o->exec_pages)
 		wl_usage_error("--exec is not supported on this architecture");

@@ -47,16 +47,15 @@ struct pong {
 	uint64_t cpu_ns;
 };
 
-/* What the program does, in --help. */
-static const char usage_about[] =
-	"Two processes (or threads) pinned to one CPU pass a byte back and forth over two\n"
-	"pipes; every round trip is at least two context switches.\n";
-
-/* In --help after the options: the summary line. */
-static const char usage_notes[] =
-	"Summary: pingpong: mode=process|thread cpu= round_trips=\n"
-	"min_context_switches= ping_nvcsw= ping_nivcsw= loop_ns= cpu_ns=\n"
-	"cpu_ns includes the pong side's CPU time in the loop.\n";
+/* The parts of --help around the option lines. */
+static const struct wl_usage usage = {
+	.about =
+		"Two processes (or threads) pinned to one CPU pass a byte back and forth over two\n"
+		"pipes; every round trip is at least two context switches.\n",
+	.notes = "Summary: pingpong: mode=process|thread cpu= round_trips=\n"
+		 "min_context_switches= ping_nvcsw= ping_nivcsw= loop_ns= cpu_ns=\n"
+		 "cpu_ns includes the pong side's CPU time in the loop.\n",
+};
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
@@ -74,17 +73,10 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		WL_PAUSE_OPTION(&o->pause_ms),
 		WL_OPT_END,
 	};
-	const struct wl_cmd cmd = {
-		.options = options,
-		.about = usage_about,
-		.notes = usage_notes,
-	};
 
 	*o = (struct opts){.round_trips = 100000};
-	wl_parse_options(argc, argv, &cmd);
-	o->cpu = (long)cpu;
-	if (!wl_cpu_allowed(o->cpu))
-		wl_usage_error("CPU %ld is not available to this process", o->cpu);
+	wl_parse_options(argc, argv, options, &usage);
+	o->cpu = wl_usable_cpu(cpu);
 }
 
 static void write_byte(int fd, char b)

@@ -59,17 +59,15 @@ static uint64_t nr_pids; /* children forked so far */
 static uint64_t nr_reaped;
 static char *reaped; /* reaped[i]: pids[i] has been waited for */
 
-/* What the program does, in --help. */
-static const char usage_about[] =
-	"CHILDREN processes pinned to one CPU take turns, round robin, each writing its\n"
-	"PAGES pages in a shuffled order per turn, TURNS turns each; then one summary\n"
-	"line.\n";
-
-/* In --help after the options: the summary line. */
-static const char usage_notes[] =
-	"Summary: tlb_switch: page_size= children= pages= turns= cpus= cpu= seed=\n"
-	"prefault= page_writes= turn_switches= loop_ns= cpu_ns=\n"
-	"cpu_ns is the children's CPU time in their turn loops.\n";
+/* The parts of --help around the option lines. */
+static const struct wl_usage usage = {
+	.about = "CHILDREN processes pinned to one CPU take turns, round robin, each writing its\n"
+		 "PAGES pages in a shuffled order per turn, TURNS turns each; then one summary\n"
+		 "line.\n",
+	.notes = "Summary: tlb_switch: page_size= children= pages= turns= cpus= cpu= seed=\n"
+		 "prefault= page_writes= turn_switches= loop_ns= cpu_ns=\n"
+		 "cpu_ns is the children's CPU time in their turn loops.\n",
+};
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
@@ -96,17 +94,10 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		WL_PAUSE_OPTION(&o->pause_ms),
 		WL_OPT_END,
 	};
-	const struct wl_cmd cmd = {
-		.options = options,
-		.about = usage_about,
-		.notes = usage_notes,
-	};
 
 	*o = (struct opts){.children = 4, .pages = 256, .turns = 1000, .seed = 1, .prefault = 1};
-	wl_parse_options(argc, argv, &cmd);
-	o->cpu = (long)cpu;
-	if (!wl_cpu_allowed(o->cpu))
-		wl_usage_error("CPU %ld is not available to this process", o->cpu);
+	wl_parse_options(argc, argv, options, &usage);
+	o->cpu = wl_usable_cpu(cpu);
 	if (o->two_cpu && !wl_cpu_allowed(o->cpu + 1))
 		wl_usage_error("--two-cpu needs CPU %ld too, which is not available", o->cpu + 1);
 	if (o->pages > wl_max_pages(page_size))

@@ -61,14 +61,20 @@
 #define WL_EXIT_USAGE	2
 #define WL_NSEC_PER_SEC 1000000000ULL
 
+/* Every message starts with the program's name; the callers add the end of the line. */
+static inline void __attribute__((format(printf, 1, 0))) wl_vwarn(const char *fmt, va_list ap)
+{
+	fputs(WL_NAME ": ", stderr);
+	vfprintf(stderr, fmt, ap);
+}
+
 static inline void __attribute__((noreturn, format(printf, 1, 2)))
 wl_usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs(WL_NAME ": ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	wl_vwarn(fmt, ap);
 	va_end(ap);
 	fputs(" (see --help)\n", stderr);
 	exit(WL_EXIT_USAGE);
@@ -80,9 +86,8 @@ static inline void __attribute__((noreturn, format(printf, 1, 2))) wl_die(const 
 	int err = errno;
 	va_list ap;
 
-	fputs(WL_NAME ": ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	wl_vwarn(fmt, ap);
 	va_end(ap);
 	fprintf(stderr, ": %s\n", strerror(err));
 	exit(1);
@@ -93,9 +98,8 @@ static inline void __attribute__((noreturn, format(printf, 1, 2))) wl_fail(const
 {
 	va_list ap;
 
-	fputs(WL_NAME ": ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	wl_vwarn(fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(1);
@@ -245,9 +249,8 @@ struct wl_option {
 /* A macro's value in a string literal: "1 to " WL_STRINGIFY(MAX_LEVELS). */
 #define WL_STRINGIFY(x) WL_STRINGIFY_(x)
 
-/* What --help prints around the generated lines. */
-struct wl_cmd {
-	const struct wl_option *options;
+/* What --help prints around the lines made from the options. */
+struct wl_usage {
 	const char *operands; /* e.g. "[N]": the caller reads them; NULL: none are allowed */
 	const char *about;    /* between the synopsis and the options */
 	const char *notes;    /* after the options: the summary line's keys and what they mean */
@@ -264,11 +267,11 @@ static inline int wl_option_has_value(const struct wl_option *opt)
 }
 
 /* The synopsis, wrapped before WL_USAGE_WIDTH and aligned under the first option. */
-static inline void wl_print_synopsis(const struct wl_cmd *cmd)
+static inline void wl_print_synopsis(const struct wl_option *options, const struct wl_usage *usage)
 {
 	int indent = printf("Usage: %s", WL_NAME), col = indent;
 
-	for (const struct wl_option *opt = cmd->options; opt->name; opt++) {
+	for (const struct wl_option *opt = options; opt->name; opt++) {
 		char item[64];
 		int len;
 
@@ -284,8 +287,8 @@ static inline void wl_print_synopsis(const struct wl_cmd *cmd)
 			col = printf("\n%*s", indent, "") - 1;
 		col += printf(" %s", item);
 	}
-	if (cmd->operands)
-		printf(" %s", cmd->operands);
+	if (usage->operands)
+		printf(" %s", usage->operands);
 	putchar('\n');
 }
 
@@ -305,9 +308,9 @@ static inline void wl_print_option(const char *key, const char *name, const char
 	printf("%s\n", help);
 }
 
-static inline void wl_print_options(const struct wl_cmd *cmd, int internal)
+static inline void wl_print_options(const struct wl_option *options, int internal)
 {
-	for (const struct wl_option *opt = cmd->options; opt->name; opt++) {
+	for (const struct wl_option *opt = options; opt->name; opt++) {
 		char key[3] = {0};
 
 		if (opt->internal != internal)
@@ -320,21 +323,21 @@ static inline void wl_print_options(const struct wl_cmd *cmd, int internal)
 	}
 }
 
-static inline void wl_print_help(const struct wl_cmd *cmd)
+static inline void wl_print_help(const struct wl_option *options, const struct wl_usage *usage)
 {
 	int internal = 0;
 
-	wl_print_synopsis(cmd);
-	printf("\n%s\n", cmd->about);
-	wl_print_options(cmd, 0);
+	wl_print_synopsis(options, usage);
+	printf("\n%s\n", usage->about);
+	wl_print_options(options, 0);
 	wl_print_option("-h", "help", NULL, "print this help and exit");
-	for (const struct wl_option *opt = cmd->options; opt->name; opt++)
+	for (const struct wl_option *opt = options; opt->name; opt++)
 		internal |= opt->internal;
 	if (internal) {
 		printf("\nInternal, passed down by the program to itself:\n");
-		wl_print_options(cmd, 1);
+		wl_print_options(options, 1);
 	}
-	printf("\n%s", cmd->notes);
+	printf("\n%s", usage->notes);
 }
 
 /*
@@ -381,17 +384,18 @@ static inline void wl_take_option(const struct wl_option *opt, const char *value
 }
 
 /*
- * Parse argv against cmd's options (their defaults are already in place). Without
- * cmd->operands, an operand is an error; with them, the caller reads argv from optind on.
+ * Parse argv against options (their defaults already in place). Without usage->operands,
+ * an operand is an error; with them, the caller reads argv from optind on.
  */
-static inline void wl_parse_options(int argc, char **argv, const struct wl_cmd *cmd)
+static inline void wl_parse_options(int argc, char **argv, const struct wl_option *options,
+				    const struct wl_usage *usage)
 {
 	struct option longopts[WL_MAX_OPTIONS + 2];
 	char shortopts[2 * WL_MAX_OPTIONS + 3], *s = shortopts;
 	int n = 0, c;
 
 	*s++ = ':';
-	for (const struct wl_option *opt = cmd->options; opt->name; opt++, n++) {
+	for (const struct wl_option *opt = options; opt->name; opt++, n++) {
 		if (n == WL_MAX_OPTIONS)
 			wl_fail("more than %d options: raise WL_MAX_OPTIONS", WL_MAX_OPTIONS);
 		longopts[n] = (struct option){
@@ -419,15 +423,15 @@ static inline void wl_parse_options(int argc, char **argv, const struct wl_cmd *
 				break;
 		}
 		if (i < n) {
-			wl_take_option(&cmd->options[i], optarg);
+			wl_take_option(&options[i], optarg);
 		} else if (c == 'h') {
-			wl_print_help(cmd);
+			wl_print_help(options, usage);
 			exit(0);
 		} else {
 			wl_bad_option(c, argv);
 		}
 	}
-	if (!cmd->operands && optind < argc)
+	if (!usage->operands && optind < argc)
 		wl_usage_error("unexpected argument '%s'", argv[optind]);
 }
 
@@ -569,6 +573,14 @@ static inline int wl_cpu_allowed(long cpu)
 	if (sched_getaffinity(0, sizeof(set), &set))
 		wl_die("sched_getaffinity");
 	return CPU_ISSET(cpu, &set);
+}
+
+/* A --cpu value checked as a usage error: the CPU must be one this process may run on. */
+static inline long wl_usable_cpu(uint64_t cpu)
+{
+	if (!wl_cpu_allowed((long)cpu))
+		wl_usage_error("CPU %ld is not available to this process", (long)cpu);
+	return (long)cpu;
 }
 
 /* Pin the calling thread (not the whole process: sched_setaffinity(0) is per thread). */
