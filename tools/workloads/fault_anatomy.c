@@ -194,6 +194,7 @@ static void file_phases(const struct opts *o, struct file_result *r)
 	char path[4096];
 	char **maps;
 	struct statfs sf;
+	uint32_t magic;
 	char *buf;
 	int fd;
 
@@ -208,8 +209,10 @@ static void file_phases(const struct opts *o, struct file_result *r)
 	unlink(path);
 	if (fstatfs(fd, &sf))
 		wl_die("fstatfs");
-	r->fs = sf.f_type == TMPFS_MAGIC_ ? "tmpfs" : sf.f_type == RAMFS_MAGIC_ ? "ramfs" : "other";
-	if (sf.f_type == TMPFS_MAGIC_)
+	/* The magic numbers are 32-bit; f_type is a signed int on 32-bit targets. */
+	magic = (uint32_t)sf.f_type;
+	r->fs = magic == TMPFS_MAGIC_ ? "tmpfs" : magic == RAMFS_MAGIC_ ? "ramfs" : "other";
+	if (magic == TMPFS_MAGIC_)
 		r->type = "shmem";
 	buf = malloc(page_size);
 	maps = calloc(o->file, sizeof(*maps));
