@@ -9,7 +9,9 @@
  *
  * Conventions every workload follows, because tests and the benchmark harness rely on them:
  *  - --help prints the usage and exits 0; a bad option or value prints one line to stderr
- *    and exits 2 (wl_usage_error()); a failure at run time exits 1 (wl_die()).
+ *    and exits 2 (wl_usage_error()); a failure at run time exits 1 (wl_die()). The options
+ *    are declared once, in a struct wl_option table that wl_parse_options() parses with and
+ *    prints --help from.
  *  - the last line on stdout is "NAME: key=value ...", with loop_ns (CLOCK_MONOTONIC over the
  *    measured loop only) and cpu_ns (CPU time spent in that loop).
  *  - the functions that take the faults are WL_NOINLINE and have descriptive names, since
