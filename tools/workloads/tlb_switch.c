@@ -253,6 +253,10 @@ int main(int argc, char **argv)
 	page_size = wl_page_size();
 	parse_args(argc, argv, &o);
 
+	pids = calloc(o.children, sizeof(*pids));
+	reaped = calloc(o.children, 1);
+	if (!pids || !reaped)
+		wl_die("calloc");
 	len = sizeof(*sh) + o.children * (sizeof(sem_t) + sizeof(uint64_t));
 	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)
@@ -266,10 +270,6 @@ int main(int argc, char **argv)
 		if (sem_init(&sh->turn[i], 1, 0))
 			wl_die("sem_init");
 	}
-	pids = calloc(o.children, sizeof(*pids));
-	reaped = calloc(o.children, 1);
-	if (!pids || !reaped)
-		wl_die("calloc");
 	parent_pid = getpid();
 	fflush(NULL);
 
