@@ -130,12 +130,14 @@ static int run_faults(struct mm_opts *opts)
 				.required = 1u << EV_FAULT_ENTRY,
 				.procs = true,
 				.locations = !opts->folded,
-				.stacks = opts->folded || opts->svg,
+				.stacks = opts_stacks(opts),
 				.fault_latency = opts->weight_latency,
 			},
 		.print = print_faults,
 		.flame_what = "page faults",
 		.flame_unit = "faults",
+		.pprof_class_label = "fault_class",
+		.pprof_latency = true,
 	};
 
 	return run_tracing(opts, &spec);

@@ -29,11 +29,13 @@ static int run_tlb(struct mm_opts *opts)
 				.track_mm_cpus = true,
 				.untimed_faults = true,
 				.tlb_detail = true,
-				.tlb_stacks = opts->folded || opts->svg,
+				.tlb_stacks = opts_stacks(opts),
 			},
 		.print = print_tlb,
 		.flame_what = "TLB invalidations",
 		.flame_unit = "invalidations",
+		.pprof_class_label = "invalidation",
+		.pprof_class_prefix = "tlb ",
 	};
 
 	return run_tracing(opts, &spec);
