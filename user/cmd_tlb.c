@@ -60,7 +60,9 @@ const struct command cmd_tlb = {
 		"  mmscope tlb -- ./mprotect_toggle       # who sends the shootdowns\n"
 		"  mmscope tlb --folded -p 1234 > tlb.folded\n"
 		"  mmscope tlb --svg tlb.svg -- ./mprotect_toggle  # flame graph of who "
-		"invalidates\n",
+		"invalidates\n"
+		"  mmscope tlb --pprof tlb.pb.gz -- ./mprotect_toggle  # the same, for pprof "
+		"tools\n",
 	.flags = CMD_TRACES | CMD_STACKS,
 	.run = run_tlb,
 };
