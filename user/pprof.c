@@ -10,6 +10,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "escape.h"
 #include "keyed_table.h"
 #include "pprof.h"
 
@@ -288,6 +289,25 @@ struct pprof {
 	bool failed;
 };
 
+/*
+ * A name from the traced processes (comm, symbol, path, command line), shown as in --folded:
+ * control characters, invalid UTF-8, ';' and '\\' as \xNN. profile.proto's strings are proto3
+ * strings, which readers (Go's protobuf, python3-protobuf) refuse unless valid UTF-8.
+ */
+static uint64_t name_str(struct pprof *pp, const char *s, size_t len)
+{
+	char *e = folded_escape(s, len);
+	uint64_t id;
+
+	if (!e) {
+		pp->failed = true;
+		return 0;
+	}
+	id = pb_cstr(&pp->st, e);
+	free(e);
+	return id;
+}
+
 /* Append ptr to the (*arr, *cap) array at index id - 1. */
 static bool by_id_add(void ***arr, size_t *cap, uint64_t id, void *ptr)
 {
@@ -306,8 +326,8 @@ static bool by_id_add(void ***arr, size_t *cap, uint64_t id, void *ptr)
 
 /*
  * The entry of key in t, a new one with the next id when it had none. keyed_table moves its
- * entries as it grows, so the by-id arrays hold indices into the table only until then: they
- * are refreshed after every insertion that grew it.
+ * entries as it grows, so the pointers of the by-id arrays are good only until then: they
+ * are taken again after every insertion that grew it.
  */
 static void *table_get(struct pprof *pp, struct keyed_table *t, const void *key, void ***by_id,
 		       size_t *cap, bool *created)
@@ -362,7 +382,7 @@ static struct mapping_entry *get_mapping(struct pprof *pp, const char *filename,
 	if (build_id_len > 64)
 		build_id_len = 0;
 	hex(build_id, build_id_len, idhex);
-	key.filename = pb_cstr(&pp->st, filename);
+	key.filename = name_str(pp, filename, strlen(filename));
 	key.build_id = pb_cstr(&pp->st, idhex);
 	m = table_get(pp, &pp->mappings, &key, (void ***)&pp->mapping_by_id, &pp->cap_m, &created);
 	if (m && created) {
@@ -374,7 +394,8 @@ static struct mapping_entry *get_mapping(struct pprof *pp, const char *filename,
 
 static uint64_t get_function(struct pprof *pp, const char *name, uint64_t mapping_id)
 {
-	struct function_entry key = {.name = pb_cstr(&pp->st, name), .mapping_id = mapping_id};
+	struct function_entry key = {.name = name_str(pp, name, strlen(name)),
+				     .mapping_id = mapping_id};
 	struct function_entry *f;
 	bool created;
 
@@ -447,7 +468,7 @@ static void add_label_str(struct pprof *pp, struct pb_buf *sample, struct pb_buf
 			  const char *key, const char *value, size_t len)
 {
 	pb_field_varint(label, LABEL_KEY, pb_cstr(&pp->st, key));
-	pb_field_varint(label, LABEL_STR, pb_str(&pp->st, value, len));
+	pb_field_varint(label, LABEL_STR, name_str(pp, value, len));
 	pb_field_message(sample, SAMPLE_LABEL, label);
 }
 
@@ -568,7 +589,8 @@ static void encode(struct pprof *pp, struct pb_buf *out, const struct stack_reco
 	if (!pp->failed)
 		write_tables(pp, out, &msg, &label);
 	for (int i = 0; i < 4 && o->comment[i]; i++)
-		pb_field_varint(out, PROFILE_COMMENT, pb_cstr(&pp->st, o->comment[i]));
+		pb_field_varint(out, PROFILE_COMMENT,
+				name_str(pp, o->comment[i], strlen(o->comment[i])));
 	pb_field_varint(out, PROFILE_TIME_NANOS, o->time_nanos);
 	pb_field_varint(out, PROFILE_DURATION_NANOS, o->duration_nanos);
 	/* Each sample is events counted one by one: a period of 1 event. */

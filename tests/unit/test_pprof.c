@@ -474,6 +474,36 @@ static void empty_profile(void)
 	free(d);
 }
 
+/* Names from the traced processes become valid UTF-8, as in --folded. */
+static void hostile_names(void)
+{
+	struct stack_frame f[] = {
+		frame("a\xff\nb", FRAME_PROCESS, NULL, 0),
+		frame("f;g\\", FRAME_USER, "/tmp/\x01lib", 0x10),
+		frame("[read minor]", FRAME_FAULT, NULL, 0),
+	};
+	struct stack_record r = {.frames = f, .nframes = 3, .pid = 1, .count = 1};
+	struct pprof_opts o = {
+		.events = "faults", .unit = "count", .class_label = "c", .comment = {"cmd \x80"}};
+	struct decoded *d = calloc(1, sizeof(*d));
+	size_t len;
+	unsigned char *gz = write_profile(&r, 1, &o, &len);
+	bool comm = false, fn = false, file = false, comment = false;
+
+	decode(gz, len, d);
+	for (int i = 0; i < d->nstrings; i++) {
+		comm |= strcmp(d->strings[i], "a\\xff\\x0ab") == 0;
+		fn |= strcmp(d->strings[i], "f\\x3bg\\x5c") == 0;
+		file |= strcmp(d->strings[i], "/tmp/\\x01lib") == 0;
+		comment |= strcmp(d->strings[i], "cmd \\x80") == 0;
+		for (const char *c = d->strings[i]; *c; c++)
+			EXPECT((unsigned char)*c >= 0x20 && (unsigned char)*c < 0x80);
+	}
+	EXPECT(comm && fn && file && comment);
+	free(gz);
+	free(d);
+}
+
 /* A full device: an error, not a silent short file. */
 static void write_error(void)
 {
@@ -487,4 +517,4 @@ static void write_error(void)
 }
 
 TEST_MAIN(T(varint_edges), T(fields_as_documented), T(string_table), T(whole_profile),
-	  T(empty_profile), T(write_error))
+	  T(empty_profile), T(hostile_names), T(write_error))
