@@ -263,8 +263,10 @@ static uint64_t pb_cstr(struct pb_strtab *t, const char *s)
 struct mapping_entry {
 	uint64_t filename, build_id; /* key: string ids */
 	uint64_t id;
-	uint64_t lo, hi; /* addresses seen */
+	uint64_t lo, hi;	      /* addresses seen */
+	uint64_t events, last_sample; /* of the samples through it */
 	bool kernel, unsymbolized;
+	bool not_main; /* a library or pseudo-file: never the main binary */
 };
 
 struct function_entry {
@@ -286,6 +288,7 @@ struct pprof {
 	struct function_entry **function_by_id;
 	struct location_entry **location_by_id;
 	size_t cap_m, cap_f, cap_l;
+	uint64_t nsample, sample_events; /* the sample being written: its number, its events */
 	bool failed;
 };
 
@@ -304,6 +307,40 @@ static uint64_t name_str(struct pprof *pp, const char *s, size_t len)
 		return 0;
 	}
 	id = pb_cstr(&pp->st, e);
+	free(e);
+	return id;
+}
+
+/* A line of text (a comment: the command line among others): valid UTF-8 the same way, but ';'
+ * and '\\' as they are, since no frame is split there. */
+static uint64_t text_str(struct pprof *pp, const char *s)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t len = strlen(s), n = 0;
+	char *e = malloc(4 * len + 1);
+	uint64_t id;
+
+	if (!e) {
+		pp->failed = true;
+		return 0;
+	}
+	for (size_t i = 0; i < len;) {
+		const unsigned char *c = (const unsigned char *)s + i;
+		size_t k = utf8_seq_len(c, len - i);
+
+		if (k && *c >= 0x20 && *c != 0x7f) {
+			memcpy(e + n, c, k);
+			n += k;
+			i += k;
+			continue;
+		}
+		e[n++] = '\\';
+		e[n++] = 'x';
+		e[n++] = digits[*c >> 4];
+		e[n++] = digits[*c & 15];
+		i++;
+	}
+	id = pb_str(&pp->st, e, n);
 	free(e);
 	return id;
 }
@@ -371,6 +408,20 @@ static void hex(const unsigned char *id, size_t len, char *out)
 	out[2 * len] = '\0';
 }
 
+/* A shared object (libc.so.6, ld-linux-x86-64.so.2, libfoo.so) or a pseudo-file ([vdso]). */
+static bool not_main(const char *filename)
+{
+	const char *base = strrchr(filename, '/'), *so;
+
+	base = base ? base + 1 : filename;
+	if (base[0] == '[')
+		return true;
+	for (so = strstr(base, ".so"); so; so = strstr(so + 1, ".so"))
+		if (so[3] == '\0' || so[3] == '.')
+			return true;
+	return false;
+}
+
 static struct mapping_entry *get_mapping(struct pprof *pp, const char *filename,
 					 const unsigned char *build_id, size_t build_id_len,
 					 bool kernel)
@@ -387,6 +438,7 @@ static struct mapping_entry *get_mapping(struct pprof *pp, const char *filename,
 	m = table_get(pp, &pp->mappings, &key, (void ***)&pp->mapping_by_id, &pp->cap_m, &created);
 	if (m && created) {
 		m->kernel = kernel;
+		m->not_main = kernel || not_main(filename);
 		m->lo = UINT64_MAX;
 	}
 	return m;
@@ -448,6 +500,10 @@ static uint64_t frame_location(struct pprof *pp, const struct stack_frame *f)
 		return 0;
 	if (m) {
 		mapping_id = m->id;
+		if (m->last_sample != pp->nsample) {
+			m->last_sample = pp->nsample;
+			m->events += pp->sample_events;
+		}
 		if (f->addr < m->lo)
 			m->lo = f->addr;
 		if (f->addr > m->hi)
@@ -484,6 +540,8 @@ static void write_sample(struct pprof *pp, struct pb_buf *out, const struct stac
 		return;
 	if (r->frames[hi].type != FRAME_FAULT && r->frames[hi].type != FRAME_TLB)
 		hi++;
+	pp->nsample++;
+	pp->sample_events = r->count;
 	for (int i = hi - 1; i >= lo; i--) {
 		uint64_t id = frame_location(pp, &r->frames[i]);
 
@@ -525,14 +583,42 @@ static void write_value_type(struct pprof *pp, struct pb_buf *out, uint32_t fiel
 	pb_field_message(out, field, msg);
 }
 
+/*
+ * profile.proto: "mapping[0] will be the main binary" (pprof's reports show it as the File).
+ * The main binary is taken to be the program with the most events in its stacks, libraries,
+ * the kernel and pseudo-files aside: the command of a run, the busiest program of a host. It
+ * gets id 1, the ids before it move up by one.
+ */
+static uint64_t main_mapping(const struct pprof *pp)
+{
+	const struct mapping_entry *best = NULL;
+
+	for (size_t i = 0; i < pp->mappings.n; i++) {
+		const struct mapping_entry *m = pp->mapping_by_id[i];
+
+		if (!m->not_main && (!best || m->events > best->events))
+			best = m;
+	}
+	return best ? best->id : 0;
+}
+
+static uint64_t mapping_out_id(uint64_t id, uint64_t main_id)
+{
+	return id == main_id ? 1 : id < main_id ? id + 1 : id;
+}
+
 static void write_tables(struct pprof *pp, struct pb_buf *out, struct pb_buf *msg,
 			 struct pb_buf *line)
 {
-	for (size_t i = 0; i < pp->mappings.n; i++) {
+	uint64_t main_id = main_mapping(pp);
+
+	for (size_t k = 0; k < pp->mappings.n; k++) {
+		/* The main binary, then the others in their order. */
+		size_t i = !main_id ? k : k == 0 ? main_id - 1 : k <= main_id - 1 ? k - 1 : k;
 		const struct mapping_entry *m = pp->mapping_by_id[i];
 		uint64_t start = m->kernel ? m->lo : 0;
 
-		pb_field_varint(msg, MAPPING_ID, m->id);
+		pb_field_varint(msg, MAPPING_ID, mapping_out_id(m->id, main_id));
 		pb_field_varint(msg, MAPPING_MEMORY_START, start);
 		pb_field_varint(msg, MAPPING_MEMORY_LIMIT, m->hi + 1);
 		pb_field_varint(msg, MAPPING_FILE_OFFSET, start);
@@ -546,7 +632,8 @@ static void write_tables(struct pprof *pp, struct pb_buf *out, struct pb_buf *ms
 
 		pb_field_varint(msg, LOCATION_ID, l->id);
 		if (l->mapping_id) {
-			pb_field_varint(msg, LOCATION_MAPPING_ID, l->mapping_id);
+			pb_field_varint(msg, LOCATION_MAPPING_ID,
+					mapping_out_id(l->mapping_id, main_id));
 			pb_field_varint(msg, LOCATION_ADDRESS, l->addr);
 		}
 		if (l->function_id) {
@@ -589,8 +676,7 @@ static void encode(struct pprof *pp, struct pb_buf *out, const struct stack_reco
 	if (!pp->failed)
 		write_tables(pp, out, &msg, &label);
 	for (int i = 0; i < 4 && o->comment[i]; i++)
-		pb_field_varint(out, PROFILE_COMMENT,
-				name_str(pp, o->comment[i], strlen(o->comment[i])));
+		pb_field_varint(out, PROFILE_COMMENT, text_str(pp, o->comment[i]));
 	pb_field_varint(out, PROFILE_TIME_NANOS, o->time_nanos);
 	pb_field_varint(out, PROFILE_DURATION_NANOS, o->duration_nanos);
 	/* Each sample is events counted one by one: a period of 1 event. */

@@ -21,8 +21,9 @@
  * - frames of no mapping ([unknown], [truncated], [in execve], [in exit]): a function of
  *   that name, without a mapping.
  * Addresses above the leaf are of the call (return address - 1), as they were symbolized.
- * Names (comm, symbols, paths, the command line in the comments) are shown as in --folded
- * (control characters, invalid UTF-8, ';' and '\\' as \xNN): proto3 strings must be UTF-8.
+ * Names (comm, symbols, paths) are shown as in --folded (control characters, invalid UTF-8,
+ * ';' and '\\' as \xNN), and the comments (the command line among them) without the ';' and
+ * '\\': proto3 strings must be UTF-8.
  */
 #ifndef MMSCOPE_PPROF_H
 #define MMSCOPE_PPROF_H

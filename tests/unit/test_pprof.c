@@ -444,6 +444,10 @@ static void whole_profile(void)
 			app_map = m;
 	}
 	EXPECT(kernel_map && app_map);
+	/* The program is the main binary, mapping[0], though the kernel's frames came first. */
+	EXPECT_EQ_U64(app_map, 1);
+	EXPECT_EQ_U64(d->loc_mapping[d->sample_locs[0][0]], kernel_map);
+	EXPECT_EQ_U64(d->loc_mapping[d->sample_locs[0][1]], app_map);
 	EXPECT_STREQ(d->strings[d->mapping_build_id[kernel_map]], "1234");
 	EXPECT_EQ_U64(d->mapping_start[kernel_map], 0xffffffff81000010ULL);
 	EXPECT_EQ_U64(d->mapping_limit[kernel_map], 0xffffffff81000011ULL);
@@ -483,8 +487,10 @@ static void hostile_names(void)
 		frame("[read minor]", FRAME_FAULT, NULL, 0),
 	};
 	struct stack_record r = {.frames = f, .nframes = 3, .pid = 1, .count = 1};
-	struct pprof_opts o = {
-		.events = "faults", .unit = "count", .class_label = "c", .comment = {"cmd \x80"}};
+	struct pprof_opts o = {.events = "faults",
+			       .unit = "count",
+			       .class_label = "c",
+			       .comment = {"cmd \x80;\\\n"}};
 	struct decoded *d = calloc(1, sizeof(*d));
 	size_t len;
 	unsigned char *gz = write_profile(&r, 1, &o, &len);
@@ -495,7 +501,7 @@ static void hostile_names(void)
 		comm |= strcmp(d->strings[i], "a\\xff\\x0ab") == 0;
 		fn |= strcmp(d->strings[i], "f\\x3bg\\x5c") == 0;
 		file |= strcmp(d->strings[i], "/tmp/\\x01lib") == 0;
-		comment |= strcmp(d->strings[i], "cmd \\x80") == 0;
+		comment |= strcmp(d->strings[i], "cmd \\x80;\\\\x0a") == 0;
 		for (const char *c = d->strings[i]; *c; c++)
 			EXPECT((unsigned char)*c >= 0x20 && (unsigned char)*c < 0x80);
 	}
