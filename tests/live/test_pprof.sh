@@ -7,7 +7,8 @@
 # class, per process, duration: the profile and the JSON come from one run, so they are equal
 # exactly); the workload's arithmetic and function names (tools/workloads/page_touch.c, as in
 # test_folded.sh); readelf -n for the build IDs of the files, perf buildid-list -k for the
-# kernel's.
+# kernel's; and pprof itself (google/pprof, built here from Debian's
+# golang-github-google-pprof-dev), whose reader validates the profile as it parses it.
 . "$(dirname "$0")/lib.sh"
 
 PT="$WORKLOADS/page_touch"
@@ -121,6 +122,44 @@ $READ "$TMP/l.pb.gz" >"$TMP/l.txt" 2>/dev/null
 ok "pprof: --weight latency makes latency the default sample type" "exit $rc: $(grep '^default' "$TMP/l.txt")" \
 	[ $rc -eq 0 -a "$(grep '^default_sample_type' "$TMP/l.txt")" = "default_sample_type latency" ]
 
+# ---- pprof itself: its reader and reports ----
+same_nonempty() { [ -s "$1" ] && cmp -s "$1" "$2"; }
+# total_of FILE SAMPLE-TYPE [PPROF-OPTIONS...] : "of N total" of pprof -top
+total_of() {
+	local f=$1 t=$2
+	shift 2
+	"$TMP/pprof" -top -nodecount=1 -symbolize=none -sample_index="$t" "$@" "$f" 2>/dev/null |
+		sed -n 's/.*% of \([0-9]*\) total$/\1/p'
+}
+PPROF_SRC=/usr/share/gocode/src/github.com/google/pprof
+if command -v go >/dev/null && [ -d "$PPROF_SRC" ] &&
+	GOPATH=/usr/share/gocode GO111MODULE=off GOCACHE="$TMP/gocache" GOFLAGS='' \
+		go build -o "$TMP/pprof" github.com/google/pprof >"$TMP/go.err" 2>&1; then
+	"$TMP/pprof" -raw -symbolize=none "$TMP/f.pb.gz" >"$TMP/raw" 2>"$TMP/raw.err"
+	rc=$?
+	ok "pprof: google/pprof reads the profile" "exit $rc: $(one_line "$TMP/raw.err")" [ $rc -eq 0 ]
+	n=$(total_of "$TMP/f.pb.gz" faults)
+	ok "pprof: google/pprof's total = user + kernel of the --json" "pprof '$n', json $((ju + jk))" \
+		[ "${n:-0}" -eq $((ju + jk - jlost)) ]
+	# pprof -tags: "KEY: Total N" then "COUNT.0 (PCT%): VALUE" lines, as the reader's labels.
+	"$TMP/pprof" -tags -symbolize=none -sample_index=faults "$TMP/f.pb.gz" 2>/dev/null |
+		awk '/^ *[a-z_]+: Total / { k = $1; sub(/:$/, "", k); next }
+			match($0, /\): /) { n = $1; sub(/\.0$/, "", n); v = substr($0, RSTART + 3); gsub(/ /, "_", v)
+				print "label", k, v, n }' | sort >"$TMP/tags"
+	grep '^label ' "$TMP/f.txt" | sort >"$TMP/labels"
+	ok "pprof: google/pprof -tags = the reader's labels (comm, fault_class, pid)" \
+		"$(diff "$TMP/labels" "$TMP/tags" | head -4 | tr '\n' '|')" \
+		same_nonempty "$TMP/labels" "$TMP/tags"
+	n=$("$TMP/pprof" -top -cum -symbolize=none -sample_index=faults -show='^touch_read_pages$' "$TMP/f.pb.gz" 2>/dev/null |
+		awk '$NF == "touch_read_pages" { print $4 }')
+	ok "pprof: google/pprof's cum of touch_read_pages = the reader's" "pprof '$n', reader $(fn touch_read_pages)" \
+		[ "${n:-x}" = "$(fn touch_read_pages)" ]
+	file=$("$TMP/pprof" -top -symbolize=none "$TMP/f.pb.gz" 2>/dev/null | sed -n 's/^File: //p')
+	ok "pprof: google/pprof names page_touch the main binary" "File: $file" [ "$file" = page_touch ]
+else
+	skip "pprof: google/pprof (go and golang-github-google-pprof-dev: make deps) $(one_line "$TMP/go.err" 2>/dev/null)"
+fi
+
 # ---- tlb: the issuing side's invalidations (local + broadcast) ----
 "$MMSCOPE" tlb --pprof "$TMP/t.pb.gz" --json -o "$TMP/t.json" -- "$WORKLOADS/mprotect_toggle" \
 	>/dev/null 2>"$TMP/err"
@@ -142,6 +181,11 @@ while read -r _ _ reason n; do
 done < <(grep '^label invalidation ' "$TMP/t.txt")
 ok "pprof: tlb: each invalidation label = the JSON's count of that reason" "$bad differ" \
 	[ "$bad" -eq 0 -a "$(grep -c '^label invalidation ' "$TMP/t.txt")" -gt 0 ]
+if [ -x "$TMP/pprof" ]; then
+	n=$(total_of "$TMP/t.pb.gz" invalidations)
+	ok "pprof: tlb: google/pprof's total = local + broadcast" "pprof '$n', json $((jl + jb))" \
+		[ "${n:-0}" -eq $((jl + jb)) ]
+fi
 
 # ---- Ctrl-C: the run ends and the profile is whole ----
 "$MMSCOPE" faults --pprof "$TMP/s.pb.gz" -- sleep 60 >/dev/null 2>"$TMP/err" &
@@ -165,8 +209,9 @@ bad_run() { # NAME EXPECTED-RE ARGS...
 	local rc=$? lines
 	lines=$(wc -l <"$TMP/be")
 	ok "pprof: $name: one-line error, non-zero exit" "exit $rc, $lines lines: $(one_line "$TMP/be")" \
-		[ $rc -ne 0 -a "$lines" -eq 1 ] && grep -qE "$re" "$TMP/be"
+		one_line_error $rc "$lines" "$re"
 }
+one_line_error() { [ "$1" -ne 0 ] && [ "$2" -eq 1 ] && grep -qE "$3" "$TMP/be"; }
 bad_run "a directory that does not exist" '^mmscope: .*--pprof' faults --pprof "$TMP/no/such/dir/p.pb.gz" -- true
 bad_run "a directory" 'is a directory' faults --pprof "$TMP" -- true
 bad_run "an empty name" 'expected a file name' faults --pprof "" -- true
