@@ -682,8 +682,9 @@ static void encode(struct pprof *pp, struct pb_buf *out, const struct stack_reco
 	/* Each sample is events counted one by one: a period of 1 event. */
 	write_value_type(pp, out, PROFILE_PERIOD_TYPE, &msg, o->events, o->unit);
 	pb_field_varint(out, PROFILE_PERIOD, 1);
-	if (o->latency && o->default_latency)
-		pb_field_varint(out, PROFILE_DEFAULT_SAMPLE_TYPE, pb_cstr(&pp->st, "latency"));
+	/* Said even for the first type: without it, pprof shows the last. */
+	pb_field_varint(out, PROFILE_DEFAULT_SAMPLE_TYPE,
+			pb_cstr(&pp->st, o->latency && o->default_latency ? "latency" : o->events));
 	/* Last: every string is known by now. */
 	for (size_t i = 0; i < pp->st.n; i++)
 		pb_field_bytes(out, PROFILE_STRING_TABLE, pp->st.s[i], pp->st.len[i]);

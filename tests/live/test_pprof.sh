@@ -54,6 +54,8 @@ ok "pprof: ids, references and the string table follow profile.proto's rules" \
 types=$(grep '^sample_type' "$TMP/f.txt" | cut -d' ' -f2- | tr '\n' ',')
 ok "pprof: sample types faults/count, then latency/nanoseconds" "$types" \
 	[ "$types" = "faults count,latency nanoseconds," ]
+ok "pprof: the default sample type is faults (pprof shows the last type without it)" "$(grep '^default' "$TMP/f.txt")" \
+	[ "$(grep '^default_sample_type' "$TMP/f.txt")" = "default_sample_type faults" ]
 ok "pprof: period type faults/count, period 1" "$(grep '^period' "$TMP/f.txt" | tr '\n' ' ')" \
 	[ "$(grep '^period_type' "$TMP/f.txt")" = "period_type faults count" -a "$(fact "$TMP/f.txt" period)" -eq 1 ]
 

@@ -473,7 +473,7 @@ static void empty_profile(void)
 	EXPECT_EQ_U64(d->nsample_types, 1);
 	EXPECT_STREQ(d->strings[0], "");
 	EXPECT_STREQ(d->strings[1], "invalidations");
-	EXPECT_EQ_U64(d->default_sample_type, 0);
+	EXPECT_STREQ(d->strings[d->default_sample_type], "invalidations");
 	free(gz);
 	free(d);
 }
