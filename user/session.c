@@ -44,7 +44,8 @@ static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t signals_seen;
 /* The -o temporary file, removed by a second Ctrl-C: no half-written output is left. */
 static const char *volatile signal_tmp_path;
-static const char *volatile signal_svg_tmp_path; /* --svg's */
+static const char *volatile signal_svg_tmp_path;   /* --svg's */
+static const char *volatile signal_pprof_tmp_path; /* --pprof's */
 
 static void on_stop_signal(int sig)
 {
@@ -55,6 +56,8 @@ static void on_stop_signal(int sig)
 			unlink(signal_tmp_path);
 		if (signal_svg_tmp_path)
 			unlink(signal_svg_tmp_path);
+		if (signal_pprof_tmp_path)
+			unlink(signal_pprof_tmp_path);
 		_exit(130);
 	}
 	stop_requested = 1;
@@ -934,6 +937,13 @@ static int open_output(struct session *s)
 			return -1;
 		if (!s->svg_direct)
 			signal_svg_tmp_path = s->svg_file.tmp_path;
+	}
+	if (s->opts->pprof) {
+		if (open_out_file("--pprof", s->opts->pprof, &s->pprof_file, &s->pprof,
+				  &s->pprof_direct))
+			return -1;
+		if (!s->pprof_direct)
+			signal_pprof_tmp_path = s->pprof_file.tmp_path;
 	}
 	return 0;
 }
@@ -1874,8 +1884,16 @@ int session_close(struct session *s, int status)
 	ksyms_free(s->ksyms);
 	kcaps_free_live(&s->caps);
 
-	/* The flame graph first: a failure to write it fails the run, and then -o is not
-	 * committed either. */
+	/* The flame graph and the profile first: a failure to write them fails the run, and
+	 * then -o is not committed either. */
+	if (s->pprof) {
+		block_stop_signals(&saved);
+		status = close_out_file("--pprof", s->opts->pprof, &s->pprof_file, s->pprof,
+					s->pprof_direct, status);
+		signal_pprof_tmp_path = NULL;
+		sigprocmask(SIG_SETMASK, &saved, NULL);
+		s->pprof = NULL;
+	}
 	if (s->svg) {
 		block_stop_signals(&saved);
 		status = close_out_file("--svg", s->opts->svg, &s->svg_file, s->svg, s->svg_direct,

@@ -113,6 +113,9 @@ struct session {
 	struct atomic_file svg_file; /* --svg, the same way */
 	FILE *svg;
 	bool svg_direct;
+	struct atomic_file pprof_file; /* --pprof, the same way */
+	FILE *pprof;
+	bool pprof_direct;
 
 	/* Maps snapshots to take again a little after an exec: the new image's libraries are
 	 * mapped by its loader after the exec event, and frames recorded as raw addresses (when
