@@ -156,7 +156,8 @@ void prog_stats_report(struct report *r, const struct prog_stats *ps, bool text)
 	for (int i = 0; i < ps->n; i++)
 		fprintf(r->out, "  %-36s %14llu %10.0f %10.2f\n", ps->p[i].name,
 			(unsigned long long)ps->p[i].runs,
-			per_run(ps->p[i].run_time_ns, ps->p[i].runs), ps->p[i].run_time_ns / 1e6);
+			per_run(ps->p[i].run_time_ns, ps->p[i].runs),
+			(double)ps->p[i].run_time_ns / 1e6);
 	fprintf(r->out, "  %-36s %14llu %10.0f %10.2f\n", "all", (unsigned long long)runs,
-		per_run(ns, runs), ns / 1e6);
+		per_run(ns, runs), (double)ns / 1e6);
 }
