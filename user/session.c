@@ -1462,19 +1462,21 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 	 * User stacks, and fault locations where no handle_mm_fault() hook reads their build IDs
 	 * with interrupts on: those of the images exec'ed from now on are resolved from the
 	 * kernel's mmap records. Without them (before 5.12: no build IDs in the records) the
-	 * build IDs are read at the events.
+	 * build IDs are read at the events, and the records, paths only, name the files to
+	 * read build IDs from when no live process maps one any more (user/stacks.c).
 	 */
 	if (mmap_log_wanted(s) && s->usyms) {
+		bool ids = s->caps.feat[BF_MMAP_BUILD_ID];
 		int err = 0;
 
-		s->mlog = mmap_log_open(bpf_map__fd(s->skel->maps.mmap_events), &err);
-		if (s->mlog) {
+		s->mlog = mmap_log_open(bpf_map__fd(s->skel->maps.mmap_events), ids, &err);
+		if (s->mlog && ids) {
 			set_own_view(s);
 			s->skel->bss->mmap_records_on = 1;
 			seed_images(s);
 		} else
 			verbose_msg("mmap records: %s (build IDs read at the faults)",
-				    strerror(-err));
+				    s->mlog ? "without build IDs" : strerror(-err));
 	}
 	s->t_start = now_ns();
 	s->wall_start = wall_time_s();
