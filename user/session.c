@@ -26,6 +26,7 @@
 #include "unwind.h"
 #include "cfi_cache.h"
 #include "session.h"
+#include "faults_report.h"
 #include "mmap_log.h"
 #include "mmscope.skel.h"
 #include "mmscope_nocb.skel.h"
@@ -560,6 +561,7 @@ static void configure(struct session *s)
 	sk->rodata->lat_from_calls = done && done->method != HM_PERF_SW && !s->cfg.count_only;
 	sk->rodata->untrack_at_free = selection_chosen(&s->sel, EV_TASK_FREE) != NULL;
 	sk->rodata->interpreted = s->caps.jit_off;
+	sk->rodata->cow_unseen = faults_cow_unavailable(s) != NULL;
 	/* The kernel's BPF features, and the fallbacks where it lacks one (bpf/compat.bpf.h). */
 	sk->rodata->has_task_btf = s->caps.feat[BF_TASK_BTF];
 	sk->rodata->has_task_storage = s->caps.feat[BF_TASK_STORAGE];
@@ -568,8 +570,14 @@ static void configure(struct session *s)
 	sk->rodata->thread_size = s->caps.thread_size;
 	if (!s->caps.feat[BF_TASK_STORAGE] &&
 	    bpf_map__type(sk->maps.open_faults) == BPF_MAP_TYPE_TASK_STORAGE) {
-		/* By thread ID, as bpf/faults.bpf.h declares it where there is no task storage. */
+		/* By thread ID, as bpf/faults.bpf.h declares it where there is no task storage;
+		 * preallocated: before v6.1 ("bpf: Relax the requirement to use preallocated hash
+		 * maps in tracing progs") a perf_event program, the fault entry on arm64 and
+		 * powerpc, loads with no other hash map (arm64 5.10 refused it). */
 		bpf_map__set_type(sk->maps.open_faults, BPF_MAP_TYPE_HASH);
+		bpf_map__set_map_flags(sk->maps.open_faults,
+				       bpf_map__map_flags(sk->maps.open_faults) &
+					       ~BPF_F_NO_PREALLOC);
 		bpf_map__set_max_entries(sk->maps.open_faults, 16384);
 	}
 	/* Maps a run does not use shrink to one entry: no memory for what is not collected. */
