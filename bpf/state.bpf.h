@@ -65,6 +65,9 @@ RODATA(bool, untrack_at_free); /* a process leaves tracked when its leader is fr
 /* The JIT is off (net.core.bpf_jit_enable = 0, the default of Debian's ppc64el kernels): the
  * interpreter refuses a program that passes a callback (bpf_loop()): plain loops instead. */
 RODATA(bool, interpreted);
+/* Copy-on-write faults cannot be told from other writes (user/faults_report.c
+ * faults_cow_unavailable()): each keeps its mapping's type, none is FTY_COW. */
+RODATA(bool, cow_unseen);
 /* With -c: the cgroup's id, to test the task switched in (not current) at sched_switch. */
 RODATA(__u64, targ_cgroup_id);
 

@@ -197,13 +197,20 @@ const char *faults_type_unavailable(const struct session *s)
 }
 
 /* Why copy-on-write cannot be told from a first write, or NULL when it can. */
-static const char *cow_unavailable(const struct session *s)
+const char *faults_cow_unavailable(const struct session *s)
 {
 	const struct hook_candidate *c = session_hook(s, EV_FAULT_ENTRY);
 
 	if (c && c->method == HM_PERF_SW && s->caps.arch != ARCH_POWERPC)
 		return "the fault-entry event does not say whether the page was present (no error "
 		       "code or ESR): copy-on-write faults are counted under their mapping";
+	/* A process's first touch of a page has no hash PTE whatever its Linux PTE holds (a
+	 * forked child's: hash PTEs are per address space), and hash_page() leaves such a
+	 * fault to do_page_fault() without DSISR_PROTFAULT. */
+	if (s->caps.arch == ARCH_POWERPC && s->caps.mmu == MMU_HASH)
+		return "the hash MMU: a write to a page without a hash PTE (DSISR_NOHPTE: a "
+		       "forked child's first) does not say whether the page was present: "
+		       "copy-on-write faults are counted under their mapping";
 	return NULL;
 }
 
@@ -215,7 +222,7 @@ static const char *cow_unavailable(const struct session *s)
 static void types_report(struct report *r, const struct mm_stats *st, bool histograms)
 {
 	const char *why = faults_type_unavailable(r->s);
-	const char *no_cow = cow_unavailable(r->s);
+	const char *no_cow = faults_cow_unavailable(r->s);
 	char key[96], title[160];
 
 	if (why) {
