@@ -22,7 +22,9 @@ RODATA(bool, has_task_btf);
 /*
  * has_task_storage: BPF_MAP_TYPE_TASK_STORAGE (v5.11: 4cf1bc1f1045 "bpf: Implement task local
  * storage", and a10787e6d58c "bpf: Enable task local storage for tracing programs"). Without
- * it, userspace makes open_faults a hash by thread ID (bpf/faults.bpf.h), as on powerpc.
+ * it, userspace makes open_faults a hash by thread ID (bpf/faults.bpf.h), as on powerpc,
+ * preallocated: a perf_event program may use no other hash map before v6.1 ("bpf: Relax the
+ * requirement to use preallocated hash maps in tracing progs"; arm64 5.10's fault entry).
  */
 RODATA(bool, has_task_storage);
 /*

@@ -210,15 +210,14 @@ const char *faults_type_unavailable(const struct session *s)
 }
 
 /* Why copy-on-write cannot be told from a first write, or NULL when it can. */
-static const char *cow_unavailable(const struct session *s)
+const char *faults_cow_unavailable(const struct session *s)
 {
 	if (!faults_prot_unavailable(s))
 		return NULL;
 	if (s->caps.arch == ARCH_POWERPC)
 		return "the hash MMU does not say whether the page was present (a write to a page "
 		       "whose HPTE was flushed is a missing HPTE): copy-on-write faults are "
-		       "counted "
-		       "under their mapping";
+		       "counted under their mapping";
 	return "the fault-entry event does not say whether the page was present (no error "
 	       "code or ESR): copy-on-write faults are counted under their mapping";
 }
@@ -231,7 +230,7 @@ static const char *cow_unavailable(const struct session *s)
 static void types_report(struct report *r, const struct mm_stats *st, bool histograms)
 {
 	const char *why = faults_type_unavailable(r->s);
-	const char *no_cow = cow_unavailable(r->s);
+	const char *no_cow = faults_cow_unavailable(r->s);
 	char key[96], title[160];
 
 	if (why) {

@@ -21,5 +21,8 @@ const char *faults_latency_method(const struct session *s, char *buf, size_t len
 void faults_report_anatomy(struct report *r, const struct mm_stats *st, bool histograms);
 /* Why fault types cannot be told on this kernel, or NULL. */
 const char *faults_type_unavailable(const struct session *s);
+/* Why copy-on-write faults cannot be told from other writes on this machine (their type is
+ * then their mapping's), or NULL. */
+const char *faults_cow_unavailable(const struct session *s);
 
 #endif

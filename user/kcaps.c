@@ -384,7 +384,8 @@ static const struct {
 			  "the programs built without callbacks (mmscope_nocb)"},
 	[BF_LOOP] = {"bpf-loop", "bpf_loop() (v5.17)", "plain bounded loops (longer load)"},
 	[BF_MMAP_BUILD_ID] = {"mmap-build-id", "build IDs in the kernel's mmap records (v5.12)",
-			      "build IDs read by the kernel at the faults and stacks"},
+			      "build IDs read by the kernel at the faults and stacks, and from the "
+			      "files the mmap records name where no live process maps them"},
 	[BF_FIND_VMA] = {"find-vma", "bpf_find_vma() (v5.17)",
 			 "user stacks by frame pointers only (no DWARF unwinding)"},
 };

@@ -27,6 +27,7 @@ struct mlog_ent {
 	uint32_t pid;
 	uint8_t kind;
 	uint8_t has_id;
+	uint8_t file_read; /* mmap_log_read_files() has registered its file */
 	unsigned char id[20];
 	char *path;
 };
@@ -133,7 +134,7 @@ static enum bpf_perf_event_ret on_event(void *ctx, int cpu, struct perf_event_he
 	return LIBBPF_PERF_EVENT_CONT;
 }
 
-struct mmap_log *mmap_log_open(int map_fd, int *err)
+struct mmap_log *mmap_log_open(int map_fd, bool build_ids, int *err)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
@@ -147,7 +148,7 @@ struct mmap_log *mmap_log_open(int map_fd, int *err)
 		.sample_id_all = 1,
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC, /* the BPF programs' bpf_ktime_get_ns() */
-		.build_id = 1,
+		.build_id = build_ids,
 		/* Read every 50 ms, never woken: a wakeup is an irq_work, a self-IPI, per record.
 		 */
 		.watermark = 1,
@@ -212,6 +213,25 @@ void mmap_log_seed(struct mmap_log *l, uint32_t tgid, uint64_t ns, int maps_key)
 {
 	if (maps_key)
 		add_image(l, (struct mlog_exec){.ns = ns, .tgid = tgid, .maps_key = maps_key});
+}
+
+void mmap_log_read_files(struct mmap_log *l, void (*read_file)(const char *path, void *arg),
+			 void *arg)
+{
+	const char *last = NULL;
+
+	for (size_t i = 0; l && i < l->n; i++) {
+		struct mlog_ent *e = &l->ents[i];
+
+		if (e->kind != ENT_MAP || e->file_read || !e->path || e->path[0] != '/')
+			continue;
+		e->file_read = 1;
+		/* A process maps its file in a few regions, one record each. */
+		if (last && strcmp(last, e->path) == 0)
+			continue;
+		last = e->path;
+		read_file(e->path, arg);
+	}
 }
 
 uint64_t mmap_log_lost(const struct mmap_log *l)

@@ -16,9 +16,10 @@
 
 struct mmap_log;
 
-/* Open the records on every CPU into the perf event array map_fd; NULL and *err (-errno)
- * when this kernel cannot give them (no build IDs in mmap2: before 5.12). */
-struct mmap_log *mmap_log_open(int map_fd, int *err);
+/* Open the records on every CPU into the perf event array map_fd, with the files' build IDs
+ * (build_ids: v5.12) or without (paths only, for mmap_log_read_files()); NULL and *err
+ * (-errno) when this kernel cannot give them. */
+struct mmap_log *mmap_log_open(int map_fd, bool build_ids, int *err);
 /* Read what the CPUs have written so far (non-blocking). */
 void mmap_log_consume(struct mmap_log *l);
 /* An exec seen by the exec hook (REC_EXEC) at ns, of an image whose locations and stacks are
@@ -33,6 +34,12 @@ void mmap_log_fork(struct mmap_log *l, uint32_t tgid, uint64_t ns, uint32_t pare
  * its mappings are its own records after ns, and before them those of its /proc/PID/maps
  * snapshot taken after ns, kept under maps_key (user/sym.c usyms_add_pid_as()). */
 void mmap_log_seed(struct mmap_log *l, uint32_t tgid, uint64_t ns, int maps_key);
+/* Records without build IDs (before 5.12): call read_file once for each file mapped since the
+ * last call, so that the caller reads its build ID from the file itself (what perf's build-id
+ * pass does). For the stacks whose build IDs the kernel read at the event, of files no live
+ * process maps any more. */
+void mmap_log_read_files(struct mmap_log *l, void (*read_file)(const char *path, void *arg),
+			 void *arg);
 /* Records lost by the kernel (a full buffer) or dropped here (the log's cap). */
 uint64_t mmap_log_lost(const struct mmap_log *l);
 

@@ -26,6 +26,7 @@
 #include "unwind.h"
 #include "cfi_cache.h"
 #include "session.h"
+#include "faults_report.h"
 #include "mmap_log.h"
 #include "mmscope.skel.h"
 #include "mmscope_nocb.skel.h"
@@ -573,8 +574,14 @@ static void configure(struct session *s)
 	sk->rodata->thread_size = s->caps.thread_size;
 	if (!s->caps.feat[BF_TASK_STORAGE] &&
 	    bpf_map__type(sk->maps.open_faults) == BPF_MAP_TYPE_TASK_STORAGE) {
-		/* By thread ID, as bpf/faults.bpf.h declares it where there is no task storage. */
+		/* By thread ID, as bpf/faults.bpf.h declares it where there is no task storage;
+		 * preallocated: before v6.1 ("bpf: Relax the requirement to use preallocated hash
+		 * maps in tracing progs") a perf_event program, the fault entry on arm64 and
+		 * powerpc, loads with no other hash map (arm64 5.10 refused it). */
 		bpf_map__set_type(sk->maps.open_faults, BPF_MAP_TYPE_HASH);
+		bpf_map__set_map_flags(sk->maps.open_faults,
+				       bpf_map__map_flags(sk->maps.open_faults) &
+					       ~BPF_F_NO_PREALLOC);
 		bpf_map__set_max_entries(sk->maps.open_faults, 16384);
 	}
 	/* Maps a run does not use shrink to one entry: no memory for what is not collected. */
@@ -1477,19 +1484,21 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 	 * User stacks, and fault locations where no handle_mm_fault() hook reads their build IDs
 	 * with interrupts on: those of the images exec'ed from now on are resolved from the
 	 * kernel's mmap records. Without them (before 5.12: no build IDs in the records) the
-	 * build IDs are read at the events.
+	 * build IDs are read at the events, and the records, paths only, name the files to
+	 * read build IDs from when no live process maps one any more (user/stacks.c).
 	 */
 	if (mmap_log_wanted(s) && s->usyms) {
+		bool ids = s->caps.feat[BF_MMAP_BUILD_ID];
 		int err = 0;
 
-		s->mlog = mmap_log_open(bpf_map__fd(s->skel->maps.mmap_events), &err);
-		if (s->mlog) {
+		s->mlog = mmap_log_open(bpf_map__fd(s->skel->maps.mmap_events), ids, &err);
+		if (s->mlog && ids) {
 			set_own_view(s);
 			s->skel->bss->mmap_records_on = 1;
 			seed_images(s);
 		} else
 			verbose_msg("mmap records: %s (build IDs read at the faults)",
-				    strerror(-err));
+				    s->mlog ? "without build IDs" : strerror(-err));
 	}
 	s->t_start = now_ns();
 	s->wall_start = wall_time_s();

@@ -126,12 +126,24 @@ static const char *user_frame_name(const struct usym *u, char *buf, size_t len)
 	return buf;
 }
 
-/* Resolve; when a valid build ID is unknown, look once through every live process. */
+static void read_mapped_file(const char *path, void *arg)
+{
+	usyms_add_file(arg, path);
+}
+
+/* Resolve; when a valid build ID is unknown, read those of the files mapped since the last
+ * miss (the mmap records without build IDs: before 5.12), and look once through every live
+ * process. */
 static bool resolve_user_retry(struct session *s, uint32_t tgid, uint32_t status,
 			       const unsigned char *build_id, uint64_t off, struct usym *u)
 {
 	if (resolve_user(s, tgid, status, build_id, off, u) && u->name)
 		return true;
+	if (status == 1 && !u->dso && s->mlog && s->usyms) {
+		mmap_log_read_files(s->mlog, read_mapped_file, s->usyms);
+		if (resolve_user(s, tgid, status, build_id, off, u) && u->name)
+			return true;
+	}
 	if (status == 1 && !u->dso && !scanned_once && s->usyms) {
 		scanned_once = true;
 		scan_all_processes(s);

@@ -33,7 +33,8 @@ import sys
 # the newest kernel of another Debian series (tools/vm/kernels.sh), whose differences from 6.1
 # are written down below (SERIES_*).
 MACHINES = ("x86_64", "power9", "power8", "arm64")
-TARGETS = MACHINES + ("x86_64-5.10", "x86_64-6.12", "arm64-6.12", "power9-6.12-64k")
+TARGETS = MACHINES + ("x86_64-5.10", "x86_64-6.12", "arm64-6.12", "power9-6.12-64k", "arm64-5.10",
+                      "power9-6.12", "power8-6.12-64k")
 ARCH = {"x86_64": "x86", "power9": "powerpc", "power8": "powerpc", "arm64": "arm64"}
 
 # ---- what each kernel allows: the attach method mmscope must choose per event ----------------
@@ -97,11 +98,19 @@ EXPECT_FEATURES = {
 #    "perf: Add build id data in mmap2 event"). mmscope must say so in 'probes' and load its
 #    fallbacks: probe reads, a hash of open faults by thread ID, the kernel's own user-stack
 #    walk with build IDs on every stack, plain loops.
+#  - arm64-5.10 (linux-image-5.10.0-N-arm64-unsigned): the same, behind a perf_event program
+#    (the fault entry), which before v6.1 may use preallocated hash maps only; kprobe completion
+#    (no arm64 BPF trampoline: ENOTSUPP) and all five TLBI functions, as on 6.1.
+# Debian 13 trixie's 6.12 on ppc64el (power9-6.12: 4 KB pages, power9-6.12-64k and
+# power8-6.12-64k, the hash MMU: 64 KB pages): kernel BTF and the JIT on, hence tp_btf and
+# every BPF feature; the machine's 6.1 checks otherwise (hash MMU ones on power8).
 #  - x86: the shootdown sender is native_flush_tlb_others() (renamed native_flush_tlb_multi()
 #    in v5.11: 4ce94eabac16 "x86/mm/tlb: Flush remote and local TLBs concurrently").
 SERIES_KERNEL = {"x86_64-5.10": r"5\.10\.0-\d+-amd64", "x86_64-6.12": r"6\.12\.\d+\+deb13-amd64",
                  "arm64-6.12": r"6\.12\.\d+\+deb13-arm64",
-                 "power9-6.12-64k": r"6\.12\.\d+\+deb13-powerpc64le-64k"}
+                 "power9-6.12-64k": r"6\.12\.\d+\+deb13-powerpc64le-64k",
+                 "arm64-5.10": r"5\.10\.0-\d+-arm64", "power9-6.12": r"6\.12\.\d+\+deb13-powerpc64le",
+                 "power8-6.12-64k": r"6\.12\.\d+\+deb13-powerpc64le-64k"}
 SERIES_METHODS = {
     # native_flush_tlb_multi() does not exist yet (its 5.10 form, native_flush_tlb_others(),
     # flushes the other CPUs only and is not a candidate): the sender side is not observed.
@@ -111,6 +120,8 @@ SERIES_METHODS = {
     # "powerpc64/bpf: Add support for bpf trampolines"), so handle_mm_fault keeps its kprobe,
     # refused as ENOTSUPP; powerpc:tlbie stays raw_tp (mmscope has no tp_btf candidate for it).
     "power9-6.12-64k": {"context-switch": "tp_btf", "task-fork": "tp_btf"},
+    "power9-6.12": {"context-switch": "tp_btf", "task-fork": "tp_btf"},
+    "power8-6.12-64k": {"context-switch": "tp_btf", "task-fork": "tp_btf"},
     # arm64 BPF trampolines (v6.4, SERIES_REFUSED): fentry/fexit on handle_mm_fault, the
     # cheapest completion hook, as on x86_64.
     "arm64-6.12": {"fault-completion": "fentry"},
@@ -131,9 +142,11 @@ SERIES_FEATURES = {
     "power9-6.12-64k": {"task-btf": True, "task-storage": True, "task-pt-regs": True,
                         "bpf-loop": True, "find-vma": True},
 }
+SERIES_FEATURES["arm64-5.10"] = SERIES_FEATURES["x86_64-5.10"]
+SERIES_FEATURES["power9-6.12"] = SERIES_FEATURES["power8-6.12-64k"] = SERIES_FEATURES["power9-6.12-64k"]
 # The page size of a series whose kernel is built for another one than its machine's 6.1
 # (CONFIG_PPC_64K_PAGES): page_touch's page_size must say so.
-SERIES_PAGE_SIZE = {"power9-6.12-64k": 65536}
+SERIES_PAGE_SIZE = {"power9-6.12-64k": 65536, "power9-6.12": 4096, "power8-6.12-64k": 65536}
 # Candidates refused on a series, where it differs from the machine's 6.1 (EXPECT_REFUSED).
 SERIES_REFUSED = {
     # arm64 has BPF trampolines for ftrace-managed functions since v6.4 (2aa6ac03516d "arm64:
@@ -144,12 +157,14 @@ SERIES_REFUSED = {
 # Where the user stacks come from the kernel's walk at every fault (no bpf_task_pt_regs()),
 # each reads build IDs with an irq_work: the "< 100 irq_work" check of the frame-pointer
 # walk's cache does not apply.
-NO_USTACK_CACHE = ("x86_64-5.10",)
+NO_USTACK_CACHE = ("x86_64-5.10", "arm64-5.10")
 
 # What the guest reports of itself where a series differs from its machine's 6.1.
 SERIES_INFO = {
     # Debian 13's ppc64el kernels are built with CONFIG_DEBUG_INFO_BTF=y (6.1's were not).
     "power9-6.12-64k": {"kernel_btf": "yes"},
+    "power9-6.12": {"kernel_btf": "yes"},
+    "power8-6.12-64k": {"kernel_btf": "yes"},
 }
 EXPECT_INFO = {
     "x86_64": {"kernel_btf": "yes", "arch": "x86_64"},
@@ -160,8 +175,8 @@ EXPECT_INFO = {
 # Blocks guest.sh prints, in order; folded32 (a 32-bit program) on x86_64 and arm64.
 BLOCKS = ("info", "probes", "faults_base", "faults", "bare_touch_base", "bare_touch", "stat",
           "bare_exec", "tlb", "switch", "cow_base", "cow", "anatomy_base", "anatomy",
-          "anatomy_folded", "folded", "folded32", "unwind", "wrong_btf", "dmesg")
-FOLDED_BLOCKS = ("folded", "folded32", "anatomy_folded")
+          "anatomy_folded", "folded", "folded32", "folded_dyn", "unwind", "wrong_btf", "dmesg")
+FOLDED_BLOCKS = ("folded", "folded32", "folded_dyn", "anatomy_folded")
 MMSCOPE_BLOCKS = ("probes", "faults_base", "faults", "stat", "tlb", "switch", "cow_base", "cow",
                   "anatomy_base", "anatomy")
 SUMMARY_RE = re.compile(r"^([a-z_]+): ([a-z_]+=\S*( |$))+")
@@ -174,7 +189,7 @@ def machine_of(target):
 
 def blocks_of(target):
     """The blocks guest.sh prints for target."""
-    return tuple(n for n in BLOCKS if (n != "folded32" or machine_of(target) in ("x86_64", "arm64"))
+    return tuple(n for n in BLOCKS if (n not in ("folded32", "folded_dyn") or machine_of(target) in ("x86_64", "arm64"))
                  and (n != "anatomy_folded" or machine_of(target) == "x86_64"))
 
 
@@ -560,7 +575,7 @@ def run_checks(target, blocks, markers, c):
 
     # ---- folded: faults --folded on the page_touch command of "faults"; folded32: the same
     # loop in a 32-bit program (x86_64, arm64) ----
-    for name, comm in (("folded", "page_touch"), ("folded32", "page_touch32")):
+    for name, comm in (("folded", "page_touch"), ("folded32", "page_touch32"), ("folded_dyn", "page_touch_dyn")):
         fo = blocks.get(name)
         if fo is None or fo.rc != 0 or not fo.summary:
             continue
@@ -602,7 +617,19 @@ def run_checks(target, blocks, markers, c):
         # interrupts off) unlocks the mmap lock by an irq_work interrupt: fewer than 100 for the
         # 1000 loop faults (start-up's stacks take a few: libc's start-up code has no frame
         # pointers). powerpc counts no irq_work interrupts, and takes the kernel's walk anyway.
-        if target in ("x86_64", "arm64") and full_target not in NO_USTACK_CACHE:
+        if name == "folded_dyn":
+            # main()'s caller is libc.so.6's __libc_start_call_main(), in a file only this
+            # short-lived process mapped: named from that file, whose build ID the stack
+            # carries (a symbol, or "libc.so.6+0x..." as perf would print it: the guest's libc
+            # is stripped and __libc_start_call_main() is a local symbol), never [unknown].
+            def caller_of_main(f):
+                return f[f.index("main") - 1] if "main" in f[2:] else "[no main]"
+            unnamed = [f for f in loop if not (caller_of_main(f).startswith("libc.so.6+0x")
+                                               or caller_of_main(f).startswith("__libc_start"))]
+            c.check(f"{name}: main()'s caller is named in libc.so.6 on each of the loop's stacks",
+                    loop and not unnamed, f"{sorted({caller_of_main(f) for f in loop})}; "
+                    f"{[';'.join(f[:6]) for f in unnamed][:2]}")
+        elif target in ("x86_64", "arm64") and full_target not in NO_USTACK_CACHE:
             c.check(f"{name}: the loop's stacks cached (irq_work interrupts < 100)",
                     fo.irqwork is not None and fo.irqwork < 100, f"{fo.irqwork}")
         if name == "folded" and fr is not None:
@@ -673,9 +700,9 @@ def run_checks(target, blocks, markers, c):
         t0, t1 = g(ab, "faults", "by_type"), g(an, "faults", "by_type")
         c.check("anatomy: by_type reported (handle_mm_fault() is hooked on every target)",
                 isinstance(t1, dict) and isinstance(t0, dict), f"{t1!r:.200}")
-        # arm64's fault event has no ESR, and the hash MMU's DSISR says no-HPTE for a write
-        # to a page a fork write-protected: a write to a present page cannot be told from a
-        # first write, and the child's copy-on-write faults count under "anon".
+        # arm64's fault event has no ESR, and on the hash MMU the child's writes fault for
+        # want of a hash PTE (DSISR_NOHPTE, not PROTFAULT): a write to a present page cannot
+        # be told from a first write, and the child's copy-on-write faults count under "anon".
         cow_seen = target not in ("arm64", "power8")
         if isinstance(t1, dict) and isinstance(t0, dict):
             def tdelta(t, k="faults"):
@@ -716,8 +743,9 @@ def run_checks(target, blocks, markers, c):
                         d is not None and want is not None and want <= d <= want + 40,
                         f"got {d}, want {want}..{want + 40 if want is not None else '?'}")
             else:
-                c.check("anatomy: by_type.cow is null on arm64 (no ESR) and the hash MMU (no-HPTE)",
-                        "cow" in t1 and t1.get("cow") is None, f"{t1.get('cow')!r}")
+                why = (an.get("unavailable") or {}).get("faults.by_type.cow")
+                c.check(f"anatomy: by_type.cow is null with a reason on {target} (no ESR / DSISR_NOHPTE)",
+                        "cow" in t1 and t1.get("cow") is None and bool(why), f"{t1.get('cow')!r} ({why})")
             # Every completed fault in exactly one row: minor+major of the rows = faults'.
             f1 = an.get("faults", {})
             rows = sum((g(t1, t, "minor") or 0) + (g(t1, t, "major") or 0) for t in t1
@@ -759,10 +787,12 @@ def run_checks(target, blocks, markers, c):
                leaf_under("touch_anon_pages", "[write minor anon]"), s.get("expected_anon"), 5)
         c.near("anatomy_folded: touch_heap_pages ... [write minor heap] = the heap pages",
                leaf_under("touch_heap_pages", "[write minor heap]"), s.get("expected_heap"), 5)
-        # minor, or major where the kernel accounts a memfd's first touch so (5.10)
-        c.near("anatomy_folded: write_shmem_pages ... [write minor|major shmem] = the memfd pages",
-               leaf_under("write_shmem_pages", "[write minor shmem]") +
-               leaf_under("write_shmem_pages", "[write major shmem]"), s.get("expected_shmem"), 5)
+        # Minor or major as the kernel counted them (rusage: all major on 5.10, see above).
+        shm_major = s.get("rusage_shmem_major", 0)
+        c.near("anatomy_folded: write_shmem_pages ... [write minor shmem] = the memfd pages (less the kernel's majors)",
+               leaf_under("write_shmem_pages", "[write minor shmem]"), s.get("expected_shmem") - shm_major, 5)
+        c.near("anatomy_folded: write_shmem_pages ... [write major shmem] = the kernel's shmem majors",
+               leaf_under("write_shmem_pages", "[write major shmem]"), shm_major, 5)
         cow_leaf = "[write minor anon]" if target in ("arm64", "power8") else "[write minor cow]"
         c.near(f"anatomy_folded: touch_cow_pages ... {cow_leaf} = the child's pages",
                leaf_under("touch_cow_pages", cow_leaf), s.get("expected_cow"), 5)
@@ -907,21 +937,25 @@ def run_checks(target, blocks, markers, c):
             c.check("tlb: functions.hash__tlb_flush in [iterations, 1.1 * mprotect_calls + 10]",
                     hf is not None and calls // 2 <= hf <= 1.1 * calls + 10, f"hash__tlb_flush={hf!r}")
         elif target == "arm64":
-            # No TLBI tracepoint on arm64: mprotect's flush is tlb_finish_mmu() ->
-            # __flush_tlb_range(), a broadcast TLBI (tlbi ...is) whenever PTEs changed. The
-            # kernel's kprobe-event hits on tlb_finish_mmu for the workload bound the count:
-            # one broadcast per read-only switch at least (200), at most one per call (+10%).
+            # No TLBI tracepoint on arm64: mprotect's flush is change_protection()'s
+            # (tlb_end_vma() or, before v6.0's mmu_gather in mprotect, flush_tlb_range(): all
+            # inline), a broadcast TLBI (tlbi ...is) whenever PTEs changed; 6.1 then calls
+            # tlb_finish_mmu(), 5.10 does not. The kernel's kprobe-event hits on the one of
+            # them mprotect calls each time bound the count: one broadcast per read-only
+            # switch at least (200), at most one per call (+10%).
             b = t.get("broadcast")
             c.check("tlb: broadcast operations in [iterations, 1.1 * mprotect_calls]",
                     b is not None and calls // 2 <= b <= 1.1 * calls, f"broadcast={b!r}, mprotect_calls={calls}")
-            ent = hist_entries(tb.hist.get("vmtest/tlb_finish_mmu"))
-            kf = workload_hits(ent, tl, "mprotect_toggle")
-            c.check("tlb: tracefs kprobe tlb_finish_mmu hits >= mprotect_calls", kf >= calls,
-                    f"tlb_finish_mmu hits {kf}; {'; '.join(tb.histerr)}")
-            c.check("tlb: broadcast operations <= tlb_finish_mmu + ptep_clear_flush + ptep_set_access_flags hits",
-                    b is not None and b <= kf + sum(workload_hits(hist_entries(tb.hist.get(f"vmtest/{fn}")), tl, "mprotect_toggle")
-                                                    for fn in ("ptep_clear_flush", "ptep_set_access_flags")),
-                    f"broadcast={b!r}, tlb_finish_mmu hits {kf}")
+
+            def kp_hits(fn):
+                return workload_hits(hist_entries(tb.hist.get(f"vmtest/{fn}")), tl, "mprotect_toggle")
+            kf = max(kp_hits("tlb_finish_mmu"), kp_hits("change_protection"))
+            c.check("tlb: tracefs kprobe tlb_finish_mmu or change_protection hits >= mprotect_calls", kf >= calls,
+                    f"hits {kf} (tlb_finish_mmu {kp_hits('tlb_finish_mmu')}, change_protection "
+                    f"{kp_hits('change_protection')}); {'; '.join(tb.histerr)[:200]}")
+            c.check("tlb: broadcast operations <= those hits + ptep_clear_flush + ptep_set_access_flags hits",
+                    b is not None and b <= kf + kp_hits("ptep_clear_flush") + kp_hits("ptep_set_access_flags"),
+                    f"broadcast={b!r}, mprotect's flushing function hits {kf}")
 
     # ---- switch: pingpong -r 500 (two processes pinned to CPU 0) ----
     sw, sb = doc("switch"), blocks.get("switch")

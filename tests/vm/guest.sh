@@ -138,7 +138,7 @@ hist_dump() {
 # as the kernel's own count of how often they ran, per process.
 KPROBES=""
 if [ "$VMTEST_MACHINE" = arm64 ] && [ -e $T/kprobe_events ]; then
-	for fn in tlb_finish_mmu tlb_flush_mmu ptep_clear_flush ptep_set_access_flags flush_tlb_mm; do
+	for fn in tlb_finish_mmu tlb_flush_mmu change_protection ptep_clear_flush ptep_set_access_flags flush_tlb_mm; do
 		if echo "p:vmtest/$fn $fn" >>$T/kprobe_events 2>/dev/null; then
 			KPROBES="$KPROBES vmtest/$fn:common_pid.execname"
 		else
@@ -227,6 +227,12 @@ run_block folded "" mmscope faults --folded $BTF -- page_touch -w 500 -r 500 -x 
 # frames are not a 64-bit thread's.
 if [ -x /bin/page_touch32 ]; then
 	run_block folded32 "" mmscope faults --folded $BTF -- page_touch32 -w 500 -r 500
+fi
+# x86_64 and arm64: page_touch linked against libc.so.6, whose frames are named from that
+# file's build ID: a short run (the file may be mapped by no live process when the stacks are
+# named; before 5.12 the mmap records name the file to read its build ID from).
+if [ -x /bin/page_touch_dyn ]; then
+	run_block folded_dyn "" mmscope faults --folded $BTF -- page_touch_dyn -w 20 -r 20 -x 0
 fi
 # Whole stacks of a program built without frame pointers (deep_stack, -fomit-frame-pointer):
 # the DWARF walk on x86_64 and arm64, the kernel's back-chain walk on powerpc. It prints the

@@ -38,7 +38,8 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 VMT="$ROOT/tests/vm"
 TOOLS="$ROOT/tools/vm"
 BUILD="$ROOT/build/vm"
-ALL_TARGETS=(x86_64 power9 power8 arm64 x86_64-5.10 x86_64-6.12 arm64-6.12 power9-6.12-64k)
+ALL_TARGETS=(x86_64 power9 power8 arm64 x86_64-5.10 x86_64-6.12 arm64-6.12 power9-6.12-64k
+	arm64-5.10 power9-6.12 power8-6.12-64k)
 TIMEOUT=${VMTEST_TIMEOUT:-600}
 JOBS=${VMTEST_JOBS:-2}
 
@@ -151,6 +152,13 @@ for t in "${targets[@]}"; do
 			fail_arch "$a" "build: $(basename "$f") is not statically linked"
 		fi
 	done
+	# x86 and arm64: page_touch linked against the C library too (guest.sh's folded_dyn block:
+	# the frames of a shared library whose file only the exited workload mapped), with the
+	# cross toolchain's own libc.so.6 and loader copied into the initramfs.
+	if [ -n "$extra" ] && ! make -C "$ROOT" --no-print-directory "build/vm/$a-dyn/workloads/page_touch" ARCH="$a" \
+		CROSS_COMPILE="$cc" OUT="build/vm/$a-dyn" >>"$BUILD/build-$a.log" 2>&1; then
+		fail_arch "$a" "build of the dynamic page_touch failed (build/vm/build-$a.log)"
+	fi
 	say "build $a: done in $(($(date +%s) - b0)) s"
 done
 
@@ -171,6 +179,14 @@ for t in "${targets[@]}"; do
 	printf 'VMTEST_TARGET=%s\n' "$t" >"$d/vmtest.env"
 	files=("$ROOT/build/vm/$a/mmscope-static:/bin/mmscope" "$VMT/guest.sh:/test.sh" "$d/vmtest.env:/etc/vmtest.env")
 	for w in "$ROOT/build/vm/$a"/workloads/*; do files+=("$w:/bin/$(basename "$w")"); done
+	case $a in
+	x86) files+=("$ROOT/build/vm/x86-dyn/workloads/page_touch:/bin/page_touch_dyn"
+		/lib64/ld-linux-x86-64.so.2:/lib64/ld-linux-x86-64.so.2
+		/lib/x86_64-linux-gnu/libc.so.6:/lib/x86_64-linux-gnu/libc.so.6) ;;
+	arm64) files+=("$ROOT/build/vm/arm64-dyn/workloads/page_touch:/bin/page_touch_dyn"
+		/usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1:/lib/ld-linux-aarch64.so.1
+		/usr/aarch64-linux-gnu/lib/libc.so.6:/lib/aarch64-linux-gnu/libc.so.6) ;;
+	esac
 	if [ "$a" = powerpc ] && [ "${series_of[$t]}" = 6.1 ]; then
 		rel=$("$TOOLS/kernels.sh" release ppc64le 2>/dev/null)
 		btf="$ROOT/btf/ppc64le/$rel.btf.xz"
@@ -230,7 +246,7 @@ queue=()
 for t in "${targets[@]}"; do [ -z "${why[$t]:-}" ] && queue+=("$t"); done
 # Longest first (ppc64le boots and runs slowest under TCG), so the pairs finish together.
 ordered=()
-for t in power9-6.12-64k power9 power8 arm64-6.12 arm64 x86_64-5.10 x86_64-6.12 x86_64; do
+for t in power9-6.12-64k power9-6.12 power8-6.12-64k power9 power8 arm64-6.12 arm64-5.10 arm64 x86_64-5.10 x86_64-6.12 x86_64; do
 	case " ${queue[*]:-} " in *" $t "*) ordered+=("$t") ;; esac
 done
 declare -A pid_of=()

@@ -91,12 +91,16 @@ guest_apt() {
 }
 
 # retry TRIES WHAT COMMAND...: run COMMAND until it succeeds, waiting 5, 10, 20... s between
-# tries (a mirror mid-sync answers again a minute later); 1 when every try failed.
+# tries (a mirror mid-sync answers again a minute later); 1 when every try failed, or at once
+# when COMMAND exits with GONE (what no retry can change: a file the mirror does not have).
+GONE=44
 retry() {
-	local tries=$1 what=$2 i wait=5
+	local tries=$1 what=$2 i wait=5 rc
 	shift 2
 	for ((i = 1; i <= tries; i++)); do
 		"$@" && return 0
+		rc=$?
+		[ "$rc" != "$GONE" ] || { warn "$what: not on the mirror (404), not retried"; return 1; }
 		[ "$i" -lt "$tries" ] || break
 		warn "$what failed (try $i of $tries); again in ${wait}s"
 		sleep "$wait"
@@ -124,6 +128,21 @@ guest_apt_update() {
 	fi
 }
 
+# apt_get_download NAME=VERSION: one try (stderr shown); GONE when the mirror answered 404
+# (the index lists the file but the pool no longer has it: Debian's security archive keeps
+# only the newest build of some architectures).
+apt_get_download() {
+	local err rc=0
+	err=$(mktemp)
+	"${GAPT_GET[@]}" download "$1" 2>"$err" || rc=$?
+	cat "$err" >&2
+	if [ "$rc" != 0 ] && grep -E '404 +Not Found' "$err" >/dev/null; then
+		rc=$GONE
+	fi
+	rm -f "$err"
+	return "$rc"
+}
+
 # apt_download PKG[:ARCH] VERSION DESTDIR -> prints the .deb path on stdout.
 # Idempotent: a .deb already in DESTDIR for that name/version/arch is reused,
 # so a pinned package keeps working from the cache after the archive drops it.
@@ -138,7 +157,7 @@ apt_download() {
 	if [ ! -s "$f" ]; then
 		guest_apt_update "$arch"
 		log "downloading $name:$arch=$ver into $dest"
-		(cd "$dest" && retry 3 "apt-get download $name:$arch=$ver" "${GAPT_GET[@]}" download "$name=$ver" >&2) ||
+		(cd "$dest" && retry 3 "apt-get download $name:$arch=$ver" apt_get_download "$name=$ver" >&2) ||
 			die "apt-get download $name:$arch=$ver failed"
 		[ -s "$f" ] || die "apt-get download did not produce $f"
 	fi

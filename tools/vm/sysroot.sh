@@ -27,13 +27,23 @@ need_cmd apt-get apt-cache dpkg-deb sha256sum
 # What `make static` links (Makefile STATIC_LIBS: -lbpf -ldw -lelf -lz -lzstd -llzma -lbz2 -liberty).
 PKGS=(libbpf-dev libelf-dev libdw-dev zlib1g-dev libzstd-dev liblzma-dev libbz2-dev libiberty-dev)
 
+# candidates: "name version" of each package the lists offer, from one apt-cache (each one
+# reads the lists anew: seconds apiece on a busy host).
+candidates() {
+	"${GAPT_CACHE[@]}" policy "${PKGS[@]}" 2>/dev/null |
+		awk '/^[^ ]/ { sub(/:.*/, ""); p = $0 } /^  Candidate:/ && $2 != "(none)" { print p, $2 }'
+}
+guest_apt_update "$DEB_ARCH"
+cands=$(candidates)
+for p in "${PKGS[@]}"; do
+	grep -E "^$p " <<<"$cands" >/dev/null && continue
+	guest_apt_update "$DEB_ARCH" force
+	cands=$(candidates)
+	break
+done
 specs=()
 for p in "${PKGS[@]}"; do
-	v=$(apt_candidate "$p:$DEB_ARCH")
-	if [ -z "$v" ]; then
-		guest_apt_update "$DEB_ARCH" force
-		v=$(apt_candidate "$p:$DEB_ARCH")
-	fi
+	v=$(awk -v p="$p" '$1 == p { print $2 }' <<<"$cands")
 	[ -n "$v" ] || die "$p:$DEB_ARCH is not in the $DEB_ARCH lists ($CACHE/apt/$DEB_ARCH)"
 	specs+=("$p=$v")
 done
