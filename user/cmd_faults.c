@@ -163,5 +163,6 @@ const struct command cmd_faults = {
 		"goes\n"
 		"  mmscope faults --folded -- ./app | flamegraph.pl > faults.svg\n",
 	.flags = CMD_TRACES | CMD_STACKS | CMD_LATENCY,
+	.traces = "page faults",
 	.run = run_faults,
 };

@@ -47,5 +47,6 @@ const struct command cmd_switch = {
 		"  mmscope switch -d 5\n"
 		"  mmscope switch -- ./pingpong -r 10000\n",
 	.flags = CMD_TRACES,
+	.traces = "context switches",
 	.run = run_switch,
 };

@@ -60,5 +60,6 @@ const struct command cmd_tlb = {
 		"  mmscope tlb --svg tlb.svg -- ./mprotect_toggle  # flame graph of who "
 		"invalidates\n",
 	.flags = CMD_TRACES | CMD_STACKS,
+	.traces = "TLB invalidations",
 	.run = run_tlb,
 };

@@ -46,6 +46,7 @@ static const struct option long_opts[] = {
 	{"timestamp", no_argument, NULL, 'T'},
 	{"output", required_argument, NULL, 'o'},
 	{"verbose", no_argument, NULL, 'v'},
+	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"folded", no_argument, NULL, OPT_FOLDED},
@@ -169,7 +170,9 @@ void opts_usage(const struct command *cmd, FILE *f)
 			   "tp_btf, raw_tp,\n"
 			   "                          tracepoint, perf (events that have none are "
 			   "n/a)\n"
-			   "  -v, --verbose           libbpf and attach details on stderr\n");
+			   "  -v, --verbose           libbpf and attach details on stderr\n"
+			   "  -q, --quiet             no \"Tracing ...\" line on stderr when "
+			   "tracing begins\n");
 	} else {
 		fprintf(f, "\nOptions:\n"
 			   "      --json              JSON output\n"
@@ -378,7 +381,7 @@ static int serve_check(struct mm_opts *opts)
 
 int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char **argv)
 {
-	const char *short_opts = cmd->flags & CMD_TRACES ? "+:p:t:c:C:d:i:To:vh" : "+:vh";
+	const char *short_opts = cmd->flags & CMD_TRACES ? "+:p:t:c:C:d:i:To:vqh" : "+:vh";
 	bool have_cmd_sep = false, have_weight = false, have_unwind = false;
 	bool have_stack_filter = false;
 	const char *last_optarg = NULL; /* "--" as an option's value is not the separator */
@@ -481,6 +484,9 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 			break;
 		case 'v':
 			verbose = 1;
+			break;
+		case 'q':
+			opts->quiet = true;
 			break;
 		case 'h':
 			opts_usage(cmd, stdout);

@@ -70,6 +70,7 @@ struct mm_opts {
 	const char *btf;
 	int method; /* enum method_force */
 	bool no_children;
+	bool quiet; /* -q: no start line on stderr */
 	int top;
 	char **argv; /* -- CMD ARGS..., NULL-terminated; NULL when absent */
 	/* serve */
@@ -94,6 +95,7 @@ struct command {
 	const char *summary;
 	const char *help; /* description + examples, printed by --help */
 	unsigned int flags;
+	const char *traces; /* what the start line says is traced: "page faults" */
 	int (*run)(struct mm_opts *opts);
 };
 

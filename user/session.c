@@ -27,6 +27,7 @@
 #include "cfi_cache.h"
 #include "session.h"
 #include "mmap_log.h"
+#include "metrics.h"
 #include "mmscope.skel.h"
 #include "mmscope_nocb.skel.h"
 
@@ -1221,6 +1222,84 @@ static struct mmscope *skel_open(const struct bpf_object_open_opts *oo, bool noc
 	return obj;
 }
 
+/* "1234 (python3)" after prefix: a process or thread (/proc has both) and its name, control
+ * bytes shown as '?'. */
+static void describe_task(struct mbuf *b, const char *prefix, int id)
+{
+	char path[64], comm[32];
+	long n;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", id);
+	n = read_small_file(path, comm, sizeof(comm));
+	while (n > 0 && comm[n - 1] == '\n')
+		n--;
+	for (long i = 0; i < n; i++)
+		if ((unsigned char)comm[i] < 0x20 || comm[i] == 0x7f)
+			comm[i] = '?';
+	mbuf_printf(b, "%s%d", prefix, id);
+	if (n > 0)
+		mbuf_printf(b, " (%.*s)", (int)n, comm);
+}
+
+/* "0-3,6": the CPUs of -C. */
+static void describe_cpus(struct mbuf *b, const uint64_t *mask)
+{
+	const char *sep = "";
+
+	for (int c = 0; c < MMSCOPE_MAX_CPUS; c++) {
+		int last = c;
+
+		if (!(mask[c / 64] & (1ULL << (c % 64))))
+			continue;
+		while (last + 1 < MMSCOPE_MAX_CPUS &&
+		       mask[(last + 1) / 64] & (1ULL << ((last + 1) % 64)))
+			last++;
+		mbuf_printf(b, last > c ? "%s%d-%d" : "%s%d", sep, c, last);
+		sep = ",";
+		c = last;
+	}
+}
+
+/*
+ * The line that says tracing has begun, once every hook is attached, as the bcc tools print
+ * it: with --json, --folded or -o nothing else on the terminal shows when to start the
+ * workload. What is traced, of which target, for how long.
+ */
+static void announce_start(const struct session *s)
+{
+	const struct mm_opts *o = s->opts;
+	const char *family = o->no_children ? "" : " and its descendants";
+	struct mbuf b = {0};
+
+	mbuf_printf(&b, "Tracing %s", o->cmd->traces ? o->cmd->traces : o->cmd->name);
+	if (o->argv) {
+		mbuf_printf(&b, " of command %s (PID %d)%s", o->argv[0], s->child, family);
+	} else if (o->npids) {
+		for (int i = 0; i < o->npids; i++)
+			describe_task(&b, i ? ", PID " : " of PID ", o->pids[i]);
+		mbuf_printf(&b, "%s",
+			    o->no_children ? ""
+			    : o->npids > 1 ? " and their descendants"
+					   : family);
+	} else if (o->tid) {
+		describe_task(&b, " of TID ", o->tid);
+	} else if (o->cgroup) {
+		mbuf_printf(&b, " of cgroup %s and the cgroups below it", o->cgroup);
+	} else {
+		mbuf_printf(&b, " host-wide");
+	}
+	if (o->cpu_filter) {
+		mbuf_printf(&b, " on CPUs ");
+		describe_cpus(&b, o->cpu_mask);
+	}
+	if (o->duration > 0)
+		mbuf_printf(&b, " for %g s", o->duration);
+	mbuf_printf(&b, "%s... Hit Ctrl-C to end.\n", o->argv ? " until it exits" : "");
+	if (!b.failed)
+		fputs(b.p, stderr);
+	mbuf_free(&b);
+}
+
 int session_open(struct session *s, struct mm_opts *opts, const struct session_config *cfg)
 {
 	unsigned int excluded[EV_NR] = {0};
@@ -1479,11 +1558,11 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 	s->t_start = now_ns();
 	s->wall_start = wall_time_s();
 	verbose_msg("[%.0f ms] attached", (double)(s->t_start - t_begin) / 1e6);
+	/* After the command's exec: one that cannot run is an error line alone. */
 	if (s->child > 0 && release_child(s))
 		return -1;
-	if (!opts->json && !opts->folded && !opts->argv && !opts->output)
-		fprintf(stderr, "Tracing%s... Hit Ctrl-C to end.\n",
-			opts->npids ? " the target" : "");
+	if (!opts->quiet)
+		announce_start(s);
 	return 0;
 }
 
