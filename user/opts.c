@@ -86,8 +86,11 @@ void opts_usage(const struct command *cmd, FILE *f)
 	if (cmd->flags & CMD_TRACES) {
 		fprintf(f,
 			"\nTarget (default: the whole host, until Ctrl-C or -d):\n"
-			"  -p, --pid PID[,PID...]  trace these processes (all their threads, "
-			"across exec)\n"
+			"  -p, --pid PID[,PID...]  trace these processes and their descendants: "
+			"those\n"
+			"                          running at the start and those forked "
+			"later\n"
+			"                          (all threads, across exec)\n"
 			"  -t, --tid TID           trace one thread (the run ends when it does)\n"
 			"  -c, --cgroup PATH       trace tasks in this cgroup v2 directory and "
 			"below\n"
@@ -95,8 +98,9 @@ void opts_usage(const struct command *cmd, FILE *f)
 			"  -- COMMAND [ARGS]       start COMMAND, trace it from its first "
 			"instruction,\n"
 			"                          %s\n"
-			"      --no-children       with -p or --: do not follow processes they "
-			"fork\n",
+			"      --no-children       with -p or --: the processes themselves, "
+			"none they\n"
+			"                          forked before or after the start\n",
 			cmd->flags & CMD_SERVE ? "stop when it exits; its final counts stay served"
 					       : "stop when it exits and exit with its status");
 		if (cmd->flags & CMD_SERVE)

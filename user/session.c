@@ -346,24 +346,37 @@ static int open_counting(struct session *s, const char *event)
  * TID names it: a later thread given the same TID is not taken for it. 0 once it has exited
  * (gone, or a zombie leader waiting for its group).
  */
-static unsigned long long thread_start_time(pid_t tid)
+/*
+ * From /proc/ID/stat: the parent's pid (field 4) and the start time (field 22) of a process or
+ * thread; 0, or -1 when it is gone or a zombie.
+ */
+static int proc_stat_read(pid_t id, int *ppid, unsigned long long *start)
 {
 	char path[64], buf[1024];
-	unsigned long long start = 0;
 	const char *p;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	snprintf(path, sizeof(path), "/proc/%d/stat", id);
 	if (read_small_file(path, buf, sizeof(buf)) <= 0)
-		return 0;
+		return -1;
 	/* The name (field 2) may hold spaces and parentheses: fields count from the last ')'. */
 	p = strrchr(buf, ')');
 	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
-		return 0;
+		return -1;
+	if (sscanf(p + 2, "%*c %d", ppid) != 1)
+		return -1;
 	for (int field = 2; field < 22 && p; field++) /* to the space before field 22 */
 		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p + 1, "%llu", &start) != 1)
-		return 0;
-	return start;
+	if (!p || sscanf(p + 1, "%llu", start) != 1)
+		return -1;
+	return 0;
+}
+
+static unsigned long long thread_start_time(pid_t tid)
+{
+	unsigned long long start;
+	int ppid;
+
+	return proc_stat_read(tid, &ppid, &start) ? 0 : start;
 }
 
 /* Whether kernel-counted events can stand in for programs in this run (open_counting()). */
@@ -714,6 +727,120 @@ static unsigned int wanted_events(const struct session *s)
 	if (s->cfg.stacks || s->cfg.tlb_stacks || s->cfg.locations)
 		w |= 1u << EV_TASK_FORK;
 	return w;
+}
+
+struct proc_node {
+	int pid, ppid;
+	unsigned long long start;
+	int state; /* 0: not known yet; 1: a -p process or one of its descendants; 2: neither */
+};
+
+static int cmp_proc_node(const void *a, const void *b)
+{
+	const struct proc_node *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static struct proc_node *find_proc_node(struct proc_node *nodes, size_t n, int pid)
+{
+	struct proc_node key = {.pid = pid};
+
+	return bsearch(&key, nodes, n, sizeof(*nodes), cmp_proc_node);
+}
+
+/* Up from p to the first process whose state is known (a -p process is 1, the top 2), then
+ * that state down the path walked. */
+static int proc_node_state(struct proc_node *nodes, size_t n, struct proc_node *p)
+{
+	struct proc_node *q = p;
+	int state;
+
+	for (size_t steps = 0; q && !q->state && steps < n; steps++)
+		q = find_proc_node(nodes, n, q->ppid);
+	state = q && q->state ? q->state : 2;
+	for (q = p; q && !q->state;) {
+		q->state = state;
+		q = find_proc_node(nodes, n, q->ppid);
+	}
+	return state;
+}
+
+/*
+ * -p PID means the process and its descendants: those running when the run starts are found
+ * in /proc here, those forked later by the fork hook (unless --no-children). Called before
+ * the hooks are attached, so that they count from the first event, and again after, for the
+ * processes forked in between by a descendant not yet in tracked. A process that exits between
+ * its /proc read and its insertion is taken out again: its pid could be a stranger's next.
+ * The number added, or -errno.
+ */
+static int add_descendants(struct session *s)
+{
+	struct proc_node *nodes = NULL, *grown;
+	size_t n = 0, cap = 0;
+	int fd = bpf_map__fd(s->skel->maps.tracked), added = 0;
+	struct dirent *de;
+	__u8 one = 1;
+	DIR *d;
+
+	if (!s->opts->npids || s->opts->no_children)
+		return 0;
+	d = opendir("/proc");
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		struct proc_node pn = {0};
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0 || proc_stat_read((pid_t)pid, &pn.ppid, &pn.start))
+			continue;
+		pn.pid = (int)pid;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 1024;
+			grown = realloc(nodes, cap * sizeof(*nodes));
+			if (!grown) {
+				free(nodes);
+				closedir(d);
+				return -ENOMEM;
+			}
+			nodes = grown;
+		}
+		nodes[n++] = pn;
+	}
+	closedir(d);
+	if (n)
+		qsort(nodes, n, sizeof(*nodes), cmp_proc_node);
+	for (int k = 0; k < s->opts->npids; k++) {
+		struct proc_node *root = find_proc_node(nodes, n, s->opts->pids[k]);
+
+		if (root)
+			root->state = 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		__u32 pid = (__u32)nodes[i].pid;
+		unsigned long long start;
+		bool listed = false;
+		int ppid;
+
+		for (int k = 0; k < s->opts->npids; k++)
+			listed |= nodes[i].pid == s->opts->pids[k];
+		if (listed || proc_node_state(nodes, n, &nodes[i]) != 1)
+			continue;
+		if (bpf_map_update_elem(fd, &pid, &one, BPF_NOEXIST))
+			continue; /* tracked already (or the map is full: the fork hook counts that)
+				   */
+		if (proc_stat_read(nodes[i].pid, &ppid, &start) || start != nodes[i].start) {
+			bpf_map_delete_elem(fd, &pid);
+			continue;
+		}
+		added++;
+	}
+	free(nodes);
+	if (added)
+		/* the BPF side's cached decisions (tgid_tracked()) are stale */
+		__atomic_fetch_add(&s->skel->bss->tracked_gen, 1, __ATOMIC_SEQ_CST);
+	return added;
 }
 
 static int populate_filters(struct session *s)
@@ -1474,10 +1601,13 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 			return -1;
 		}
 		err = populate_filters(s);
-		if (err) {
+		if (err >= 0)
+			err = add_descendants(s);
+		if (err < 0) {
 			err_msg("cannot set up the target filter: %s", strerror(-err));
 			return -1;
 		}
+		s->descendants = err;
 		load_unwind_tables(s);
 		for (int k = 0; k < EV_NR && !failed_c; k++) {
 			int e = attach_order(k);
@@ -1555,6 +1685,12 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 			verbose_msg("mmap records: %s (build IDs read at the faults)",
 				    strerror(-err));
 	}
+	/* Forked by a descendant while the hooks were being attached: the fork hook missed it. */
+	err = add_descendants(s);
+	if (err > 0)
+		s->descendants += err;
+	if (s->descendants)
+		verbose_msg("-p: %d descendants running at the start traced too", s->descendants);
 	s->t_start = now_ns();
 	s->wall_start = wall_time_s();
 	verbose_msg("[%.0f ms] attached", (double)(s->t_start - t_begin) / 1e6);

@@ -76,6 +76,7 @@ struct session {
 	bool child_exited;
 	int pidfds[MAX_TARGET_PIDS];
 	int pids_alive;
+	int descendants; /* -p: descendants found running at the start (add_descendants()) */
 	unsigned long long tid_start; /* -t: the thread's start time, to see it end */
 	int cgroup_fd;
 
