@@ -28,6 +28,7 @@
 #include "session.h"
 #include "mmap_log.h"
 #include "metrics.h"
+#include "report.h"
 #include "mmscope.skel.h"
 #include "mmscope_nocb.skel.h"
 
@@ -238,7 +239,7 @@ static int attach_perf_sw(struct session *s, struct bpf_program *prog, const cha
 	return 0;
 }
 
-static int add_counter(struct session *s, int fd, int cpu, int counter)
+static int add_counter(struct session *s, int fd, int cpu, int counter, bool self)
 {
 	if (s->ncounters == s->capcounters) {
 		int cap = s->capcounters ? 2 * s->capcounters : 16;
@@ -251,7 +252,7 @@ static int add_counter(struct session *s, int fd, int cpu, int counter)
 		s->counters = c;
 		s->capcounters = cap;
 	}
-	s->counters[s->ncounters++] = (struct perf_counter){fd, cpu, counter};
+	s->counters[s->ncounters++] = (struct perf_counter){fd, cpu, counter, self};
 	return 0;
 }
 
@@ -262,7 +263,7 @@ static int count_task(struct session *s, struct perf_event_attr *attr, pid_t tid
 
 	if (fd < 0)
 		return -errno;
-	return add_counter(s, fd, -1, counter);
+	return add_counter(s, fd, -1, counter, false);
 }
 
 /*
@@ -334,7 +335,23 @@ static int open_counting(struct session *s, const char *event)
 					  PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0)
 			return -errno;
-		err = add_counter(s, fd, cpu, counter);
+		err = add_counter(s, fd, cpu, counter, false);
+		if (err)
+			return err;
+		/*
+		 * mmscope's own faults on this CPU, its threads' included, opened after the CPU's
+		 * counter and read before it (session_read_stats()): at most what that one saw
+		 * of them. The programs leave mmscope out by self_tgid; a count with no program
+		 * does it so. In a cgroup it is only if it runs there: not taken out.
+		 */
+		if (s->opts->cgroup)
+			continue;
+		attr.inherit = 1;
+		fd = (int)syscall(SYS_perf_event_open, &attr, 0, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		attr.inherit = 0;
+		if (fd < 0)
+			return -errno;
+		err = add_counter(s, fd, cpu, counter, true);
 		if (err)
 			return err;
 	}
@@ -553,6 +570,7 @@ static void configure(struct session *s)
 	sk->rodata->filter_cgroup = o->cgroup != NULL;
 	sk->rodata->filter_tgid = o->npids > 0 || s->child > 0;
 	sk->rodata->follow_children = !o->no_children;
+	sk->rodata->self_tgid = (__u32)getpid();
 	sk->rodata->collect_procs = s->cfg.procs;
 	sk->rodata->procs_pending = !s->cfg.procs_live;
 	sk->rodata->collect_locations = s->cfg.locations;
@@ -1415,6 +1433,8 @@ static void announce_start(const struct session *s)
 	} else {
 		mbuf_printf(&b, " host-wide");
 	}
+	if (report_self_left_out(s))
+		mbuf_printf(&b, " but mmscope itself (PID %d)", (int)getpid());
 	if (o->cpu_filter) {
 		mbuf_printf(&b, " on CPUs ");
 		describe_cpus(&b, o->cpu_mask);
@@ -1972,17 +1992,22 @@ int session_read_stats(struct session *s, struct mm_stats *out, struct mm_stats 
 		free(percpu);
 		return err;
 	}
-	/* Counters the kernel kept (HM_PERF_COUNT): no program counted these. */
-	for (int i = 0; i < s->ncounters; i++) {
-		const struct perf_counter *c = &s->counters[i];
-		uint64_t v;
+	/* Counters the kernel kept (HM_PERF_COUNT): no program counted these. mmscope's own
+	 * first (pass 0), then the CPUs' that hold them, so that those hold at least as many. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < s->ncounters; i++) {
+			const struct perf_counter *c = &s->counters[i];
+			uint64_t v;
 
-		if (read(c->fd, &v, sizeof(v)) != (ssize_t)sizeof(v))
-			continue;
-		if (c->cpu >= 0 && c->cpu < s->ncpus)
-			percpu[c->cpu].c[c->counter] += v;
-		else
-			out->c[c->counter] += v; /* a task's: not per CPU */
+			if (c->self != !pass || read(c->fd, &v, sizeof(v)) != (ssize_t)sizeof(v))
+				continue;
+			if (c->self)
+				percpu[c->cpu].c[c->counter] -= v;
+			else if (c->cpu >= 0 && c->cpu < s->ncpus)
+				percpu[c->cpu].c[c->counter] += v;
+			else
+				out->c[c->counter] += v; /* a task's: not per CPU */
+		}
 	}
 	/* struct mm_stats is all __u64: sum it as one array. */
 	for (int cpu = 0; cpu < s->ncpus; cpu++) {

@@ -64,6 +64,7 @@ struct session {
 		int fd;
 		int cpu; /* -1: a task's event (with its children), all CPUs */
 		int counter;
+		bool self; /* mmscope's own count on that CPU, taken out of the CPU's */
 	} * counters;
 	int ncounters, capcounters;
 	struct ring_buffer *rb;

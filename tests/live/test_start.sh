@@ -27,6 +27,7 @@ started() {
 	line=$(grep '^Tracing ' "$TMP/s.err")
 	echo "# $name: '$line' ($links BPF links held when it appeared)"
 	ok "start_line_$name: once, after attach" "$n lines, $links links" [ "$n" -eq 1 -a "$links" -ge 2 ]
+	want=${want//\$mm/$mm}
 	ok "start_line_$name: says what and whom" "'$line'" [ "$line" = "$want" ]
 }
 
@@ -41,7 +42,7 @@ started stat_json "Tracing page faults, TLB invalidations and context switches $
 started no_children "Tracing page faults of PID $target ($tcomm) for 60 s... Hit Ctrl-C to end." \
 	faults -p $target --no-children
 started tid "Tracing page faults of TID $target ($tcomm) for 60 s... Hit Ctrl-C to end." faults -t $target
-started host_cpu "Tracing context switches host-wide on CPUs 0 for 60 s... Hit Ctrl-C to end." switch -C 0
+started host_cpu "Tracing context switches host-wide but mmscope itself (PID \$mm) on CPUs 0 for 60 s... Hit Ctrl-C to end." switch -C 0
 
 # A command: the line names it and the pid the JSON gives it.
 "$MMSCOPE" faults --json -o "$TMP/c.json" -- "$WORKLOADS/page_touch" -w 10 >/dev/null 2>"$TMP/c.err"
