@@ -696,7 +696,7 @@ static int choose_unwind(struct session *s)
  * linked process maps (the C library, the loader), the -p targets' code, the command's binary.
  * Everything else is loaded when a walk first meets it (REC_UNWIND_FILE).
  */
-static void load_unwind_tables(struct session *s)
+static void load_unwind_tables(struct session *s, uint64_t budget_ns)
 {
 	struct mmscope *sk = s->skel;
 
@@ -714,13 +714,37 @@ static void load_unwind_tables(struct session *s)
 	unwind_tables_add_runtime(s->unwind, s->usyms);
 	if (s->opts->argv)
 		unwind_tables_add_command(s->unwind, s->usyms, s->opts->argv[0]);
-	/* A service's hundred libraries would hold the start for seconds: what 250 ms do not
-	 * load is loaded while the run goes on. */
+	/* A service's hundred libraries would hold the start for seconds: what the budget does
+	 * not load is loaded while the run goes on. */
 	for (int i = 0; i < s->opts->npids; i++)
 		unwind_tables_add_pid(s->unwind, s->opts->pids[i]);
-	unwind_tables_work(s->unwind, s->usyms, 250000000ULL);
+	unwind_tables_work(s->unwind, s->usyms, budget_ns);
 	verbose_msg("unwind tables: %u files, %.1f ms", unwind_tables_stats(s->unwind)->files,
 		    (double)unwind_tables_stats(s->unwind)->load_ns / 1e6);
+}
+
+/*
+ * The files of mmscope and of the -p targets, and the unwind tables of what runs, read once
+ * the hooks are attached: tracing starts without waiting for them (up to 250 ms of table
+ * loading, more for the symbols of a target with many libraries: issue 26 measured 0.4-2.5 s
+ * from launch to attached with --folded). Stacks taken before a file's table is in are walked
+ * by frame pointers, as for a file whose table is still loading (unwind_tables_work()).
+ */
+static void prepare_symbols(struct session *s)
+{
+	uint64_t t0 = now_ns();
+
+	if (!s->usyms)
+		return;
+	usyms_add_pid(s->usyms, getpid()); /* shared libraries we map too */
+	/* -p targets exec'ed before we came: their files, while they live. */
+	for (int i = 0; i < s->opts->npids; i++)
+		usyms_add_pid(s->usyms, s->opts->pids[i]);
+	/* A held command: 250 ms before it runs. Otherwise the records pend in the ring until
+	 * the run's loop reads them: one of its 20 ms slices, the rest in the loop. */
+	load_unwind_tables(s, s->child > 0 ? 250000000ULL : 20000000ULL);
+	verbose_msg("symbols and unwind tables prepared in %.1f ms, after attaching",
+		    (double)(now_ns() - t0) / 1e6);
 }
 
 static unsigned int wanted_events(const struct session *s)
@@ -1520,15 +1544,9 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 			return -1;
 		}
 	}
-	if (cfg->stacks || cfg->tlb_stacks || cfg->locations) {
+	/* Filled by prepare_symbols(), once the hooks are attached. */
+	if (cfg->stacks || cfg->tlb_stacks || cfg->locations)
 		s->usyms = usyms_new();
-		if (s->usyms) {
-			usyms_add_pid(s->usyms, getpid()); /* shared libraries we map too */
-			/* -p targets exec'ed before we came: their files, while they live. */
-			for (int i = 0; i < opts->npids; i++)
-				usyms_add_pid(s->usyms, opts->pids[i]);
-		}
-	}
 	if (choose_unwind(s))
 		return -1;
 	if (opts->argv && start_child(s))
@@ -1628,7 +1646,6 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 			return -1;
 		}
 		s->descendants = err;
-		load_unwind_tables(s);
 		for (int k = 0; k < EV_NR && !failed_c; k++) {
 			int e = attach_order(k);
 			const struct hook_candidate *c =
@@ -1714,11 +1731,16 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 	s->t_start = now_ns();
 	s->wall_start = wall_time_s();
 	verbose_msg("[%.0f ms] attached", (double)(s->t_start - t_begin) / 1e6);
+	/* A command's tables are there before it runs, its first faults unwound with them. */
+	if (s->child > 0)
+		prepare_symbols(s);
 	/* After the command's exec: one that cannot run is an error line alone. */
 	if (s->child > 0 && release_child(s))
 		return -1;
 	if (!opts->quiet)
 		announce_start(s);
+	if (s->child <= 0)
+		prepare_symbols(s);
 	return 0;
 }
 

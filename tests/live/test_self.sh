@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Host-wide runs leave mmscope itself out, say so, and fault little themselves while tracing.
 # Oracle for its own faults: perf stat -e page-faults -p MMSCOPE over the traced window (from
@@ -39,7 +40,6 @@ for mode in json folded; do
 		ok "self: the start line says it is left out" "$(one_line "$TMP/h.err")" [ $? -eq 0 ]
 	else
 		total=$(awk '{s += $NF} END {print s + 0}' "$TMP/h.folded")
-		comms=$(awk -F';' '{print $1}' "$TMP/h.folded" | sort -u | tr '\n' ' ')
 		ok "self: host-wide faults --folded exits 0" "exit $rc: $(one_line "$TMP/h.err")" [ $rc -eq 0 ]
 	fi
 	# Rates: own faults over the D-2 seconds perf watched, the host's over D. The goal (issue

@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # The start line: "Tracing WHAT of TARGET... Hit Ctrl-C to end." once on stderr, after the
 # hooks are attached (oracle: the BPF links mmscope holds, in /proc/PID/fd, when it appears),
@@ -10,7 +11,7 @@ tcomm=$(cat /proc/$target/comm)
 
 # started NAME WANT ARGS... : run mmscope ARGS -d 60 until its start line, check it, stop it
 started() {
-	local name=$1 want=$2 mm links n line
+	local name=$1 want=$2 mm links n line rc
 	shift 2
 	"$MMSCOPE" "$@" -d 60 >/dev/null 2>"$TMP/s.err" </dev/null &
 	mm=$!
@@ -23,10 +24,12 @@ started() {
 	links=$(find /proc/$mm/fd -lname "anon_inode:bpf_link" 2>/dev/null | wc -l)
 	kill -INT $mm
 	wait $mm
+	rc=$?
 	n=$(grep -c '^Tracing ' "$TMP/s.err")
 	line=$(grep '^Tracing ' "$TMP/s.err")
 	echo "# $name: '$line' ($links BPF links held when it appeared)"
-	ok "start_line_$name: once, after attach" "$n lines, $links links" [ "$n" -eq 1 -a "$links" -ge 2 ]
+	ok "start_line_$name: once, after attach, exit 0" "$n lines, $links links, exit $rc: $(one_line "$TMP/s.err")" \
+		[ "$n" -eq 1 -a "$links" -ge 2 -a $rc -eq 0 ]
 	want=${want//\$mm/$mm}
 	ok "start_line_$name: says what and whom" "'$line'" [ "$line" = "$want" ]
 }
