@@ -129,6 +129,11 @@ enum mm_counter {
 	CNT_SW_MM_FLUSH,   /* mm change whose CR3 load flushed the TLB (x86 pages -1) */
 	CNT_SW_MM_NOFLUSH, /* mm change that kept the TLB (x86 pages 0: ASID still valid) */
 	CNT_SW_LAZY_FLUSH, /* flush at a switch without mm change (lazy TLB catch-up) */
+	/* Of the switches: those switching a traced task out (perf's context-switches counts
+	 * these), and those switching one in. A switch between two traced tasks is in both,
+	 * once in total. */
+	CNT_SW_OUT,
+	CNT_SW_IN,
 	/* DWARF unwinding of user stacks (bpf/unwind.bpf.h) */
 	CNT_UNWIND_WALKS,	    /* user stacks walked with the tables */
 	CNT_UNWIND_FRAMES_CFI,	    /* steps to a caller by a table's rule */

@@ -32,6 +32,9 @@ RODATA(__u32, targ_tid);       /* kernel pid of one thread; 0: off */
 RODATA(bool, filter_cgroup);   /* cgroup in cgroup_filter[0], descendants included */
 RODATA(bool, filter_tgid);     /* processes in the tracked map */
 RODATA(bool, follow_children); /* add children of tracked processes at fork */
+/* mmscope's own process, never traced: host-wide, its symbol reading was the host's biggest
+ * page-faulter (issue 26). 0: none. */
+RODATA(__u32, self_tgid);
 
 /* What to collect beyond the hot counters. */
 RODATA(bool, collect_procs);
@@ -484,6 +487,8 @@ static __always_inline bool trace_allowed(__u64 pid_tgid)
 	}
 	if (targ_tid && (__u32)pid_tgid != targ_tid)
 		return false;
+	if (tgid == self_tgid)
+		return false;
 	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
 		return false;
 	if (filter_tgid && !tgid_tracked(tgid))
@@ -521,6 +526,8 @@ static __always_inline bool task_allowed(struct task_struct *t, __u32 tgid)
 			return false;
 	}
 	if (targ_tid && (__u32)BPF_CORE_READ(t, pid) != targ_tid)
+		return false;
+	if (tgid == self_tgid)
 		return false;
 	if (filter_cgroup && !task_in_cgroup(t))
 		return false;

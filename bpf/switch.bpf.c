@@ -70,16 +70,18 @@ static __always_inline void note_mm_cpu(__u64 mm)
 }
 
 /*
- * prev is current. A switch counts when a traced task is on either side, once. prev_mm,
- * next_mm and next_tgid are read by the caller: direct loads from tp_btf's BTF pointers,
- * probe reads from raw_tp's.
+ * prev is current. A switch counts when a traced task is on either side, once in the total
+ * and the classes; as a switch out when prev is traced and a switch in when next is (both for
+ * one between two traced tasks). Both sides are always tested: perf's context-switches, the
+ * number users compare with, counts the switches out only. prev_mm, next_mm and next_tgid are
+ * read by the caller: direct loads from tp_btf's BTF pointers, probe reads from raw_tp's.
  */
 static __always_inline void on_switch(struct task_struct *prev, struct task_struct *next,
 				      __u64 prev_mm, __u64 next_mm, __u32 next_tgid)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	bool prev_ok = trace_allowed(id);
-	bool next_ok = !prev_ok && task_allowed(next, next_tgid);
+	bool next_ok = task_allowed(next, next_tgid);
 	struct cpu_switch_state *cs;
 	struct mm_stats *s;
 	__u32 zero = 0, cls;
@@ -112,6 +114,10 @@ static __always_inline void on_switch(struct task_struct *prev, struct task_stru
 	if (!s)
 		return;
 	s->c[CNT_SW_TOTAL]++;
+	if (prev_ok)
+		s->c[CNT_SW_OUT]++;
+	if (next_ok)
+		s->c[CNT_SW_IN]++;
 	s->c[cls == SWC_SAME_MM	    ? CNT_SW_SAME_MM
 	     : cls == SWC_MM_CHANGE ? CNT_SW_MM_CHANGE
 				    : CNT_SW_KERNEL]++;

@@ -166,5 +166,6 @@ const struct command cmd_faults = {
 		"  mmscope faults --pprof f.pb.gz -- ./app  # for go tool pprof, Parca, "
 		"Pyroscope\n",
 	.flags = CMD_TRACES | CMD_STACKS | CMD_LATENCY,
+	.traces = "page faults",
 	.run = run_faults,
 };

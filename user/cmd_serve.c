@@ -708,5 +708,6 @@ const struct command cmd_serve = {
 		"  mmscope serve --listen [::1]:9890 -c /sys/fs/cgroup/system.slice\n"
 		"  mmscope serve --listen 10.0.0.5:9890 --allow-remote\n",
 	.flags = CMD_TRACES | CMD_SERVE,
+	.traces = "page faults, TLB invalidations and context switches",
 	.run = run_serve,
 };

@@ -190,5 +190,6 @@ const struct command cmd_stat = {
 		"  mmscope stat -d 10 -i 1              # whole host, every second for 10 s\n"
 		"  mmscope stat -p 1234 --json          # one process, JSON\n",
 	.flags = CMD_TRACES,
+	.traces = "page faults, TLB invalidations and context switches",
 	.run = run_stat,
 };

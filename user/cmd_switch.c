@@ -40,10 +40,13 @@ const struct command cmd_switch = {
 		"kernel\n"
 		"(to or from idle or a kernel thread, without a change).\n"
 		"With a target (-p, -t, -c, --), a switch counts when a traced task is on either\n"
-		"side, and once when both are.\n"
+		"side, and once when both are. switches_out: those switching a traced task out\n"
+		"(what perf stat -e context-switches counts); switches_in: those switching one "
+		"in.\n"
 		"\nExamples:\n"
 		"  mmscope switch -d 5\n"
 		"  mmscope switch -- ./pingpong -r 10000\n",
 	.flags = CMD_TRACES,
+	.traces = "context switches",
 	.run = run_switch,
 };

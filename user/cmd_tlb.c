@@ -64,5 +64,6 @@ const struct command cmd_tlb = {
 		"  mmscope tlb --pprof tlb.pb.gz -- ./mprotect_toggle  # the same, for pprof "
 		"tools\n",
 	.flags = CMD_TRACES | CMD_STACKS,
+	.traces = "TLB invalidations",
 	.run = run_tlb,
 };

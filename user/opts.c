@@ -48,6 +48,7 @@ static const struct option long_opts[] = {
 	{"timestamp", no_argument, NULL, 'T'},
 	{"output", required_argument, NULL, 'o'},
 	{"verbose", no_argument, NULL, 'v'},
+	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"folded", no_argument, NULL, OPT_FOLDED},
@@ -89,8 +90,11 @@ void opts_usage(const struct command *cmd, FILE *f)
 	if (cmd->flags & CMD_TRACES) {
 		fprintf(f,
 			"\nTarget (default: the whole host, until Ctrl-C or -d):\n"
-			"  -p, --pid PID[,PID...]  trace these processes (all their threads, "
-			"across exec)\n"
+			"  -p, --pid PID[,PID...]  trace these processes and their descendants: "
+			"those\n"
+			"                          running at the start and those forked "
+			"later\n"
+			"                          (all threads, across exec)\n"
 			"  -t, --tid TID           trace one thread (the run ends when it does)\n"
 			"  -c, --cgroup PATH       trace tasks in this cgroup v2 directory and "
 			"below\n"
@@ -98,8 +102,9 @@ void opts_usage(const struct command *cmd, FILE *f)
 			"  -- COMMAND [ARGS]       start COMMAND, trace it from its first "
 			"instruction,\n"
 			"                          %s\n"
-			"      --no-children       with -p or --: do not follow processes they "
-			"fork\n",
+			"      --no-children       with -p or --: the processes themselves, "
+			"none they\n"
+			"                          forked before or after the start\n",
 			cmd->flags & CMD_SERVE ? "stop when it exits; its final counts stay served"
 					       : "stop when it exits and exit with its status");
 		if (cmd->flags & CMD_SERVE)
@@ -184,7 +189,9 @@ void opts_usage(const struct command *cmd, FILE *f)
 			   "run (the kernel's\n"
 			   "                          run-time statistics; a few ns more per "
 			   "event)\n"
-			   "  -v, --verbose           libbpf and attach details on stderr\n");
+			   "  -v, --verbose           libbpf and attach details on stderr\n"
+			   "  -q, --quiet             no \"Tracing ...\" line on stderr when "
+			   "tracing begins\n");
 	} else {
 		fprintf(f, "\nOptions:\n"
 			   "      --json              JSON output\n"
@@ -393,7 +400,7 @@ static int serve_check(struct mm_opts *opts)
 
 int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char **argv)
 {
-	const char *short_opts = cmd->flags & CMD_TRACES ? "+:p:t:c:C:d:i:To:vh" : "+:vh";
+	const char *short_opts = cmd->flags & CMD_TRACES ? "+:p:t:c:C:d:i:To:vqh" : "+:vh";
 	bool have_cmd_sep = false, have_weight = false, have_unwind = false;
 	bool have_stack_filter = false;
 	const char *last_optarg = NULL; /* "--" as an option's value is not the separator */
@@ -496,6 +503,9 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 			break;
 		case 'v':
 			verbose = 1;
+			break;
+		case 'q':
+			opts->quiet = true;
 			break;
 		case 'h':
 			opts_usage(cmd, stdout);

@@ -72,6 +72,7 @@ struct mm_opts {
 	int method; /* enum method_force */
 	bool no_children;
 	bool bpf_stats; /* --bpf-stats: the kernel times mmscope's programs for this run */
+	bool quiet; /* -q: no start line on stderr */
 	int top;
 	char **argv; /* -- CMD ARGS..., NULL-terminated; NULL when absent */
 	/* serve */
@@ -102,6 +103,7 @@ struct command {
 	const char *summary;
 	const char *help; /* description + examples, printed by --help */
 	unsigned int flags;
+	const char *traces; /* what the start line says is traced: "page faults" */
 	int (*run)(struct mm_opts *opts);
 };
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "report.h"
 
@@ -11,6 +12,18 @@ void report_init(struct report *r, struct session *s)
 	memset(r, 0, sizeof(*r));
 	r->s = s;
 	r->out = s->out;
+}
+
+/*
+ * Whether mmscope's own process falls in the target and is left out (self_tgid in BPF): the
+ * whole host, a cgroup, CPUs. A command and its descendants never hold it; -p of one of its
+ * ancestors would, but it is no descendant the user means either.
+ */
+bool report_self_left_out(const struct session *s)
+{
+	const struct mm_opts *o = s->opts;
+
+	return !o->argv && !o->npids && !o->tid;
 }
 
 void report_target_line(const struct session *s, char *buf, size_t len)
@@ -41,7 +54,10 @@ void report_target_line(const struct session *s, char *buf, size_t len)
 	if (!used)
 		used += (size_t)snprintf(buf, len, "whole host");
 	if (o->cpu_filter && used < len)
-		snprintf(buf + used, len - used, " (selected CPUs)");
+		used += (size_t)snprintf(buf + used, len - used, " (selected CPUs)");
+	if (report_self_left_out(s) && used < len)
+		snprintf(buf + used, len - used, ", mmscope itself (PID %d) left out",
+			 (int)getpid());
 }
 
 static void json_target(struct report *r)
@@ -84,6 +100,19 @@ static void json_target(struct report *r)
 	}
 	jw_key(w, "children");
 	jw_bool(w, !o->no_children);
+	if (report_self_left_out(s)) {
+		jw_key(w, "excluded");
+		jw_begin_array(w);
+		jw_begin_object(w);
+		jw_key(w, "pid");
+		jw_i64(w, getpid());
+		jw_key(w, "comm");
+		jw_string(w, "mmscope");
+		jw_key(w, "why");
+		jw_string(w, "mmscope itself");
+		jw_end_object(w);
+		jw_end_array(w);
+	}
 	if (o->cpu_filter) {
 		jw_key(w, "cpus");
 		jw_begin_array(w);

@@ -44,5 +44,6 @@ void report_section(struct report *r, const char *key);
 void report_section_end(struct report *r);
 /* Describe the target in one line ("pid 123", "command: ls -l", "host"). */
 void report_target_line(const struct session *s, char *buf, size_t len);
+bool report_self_left_out(const struct session *s);
 
 #endif

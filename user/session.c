@@ -28,6 +28,8 @@
 #include "session.h"
 #include "faults_report.h"
 #include "mmap_log.h"
+#include "metrics.h"
+#include "report.h"
 #include "mmscope.skel.h"
 #include "mmscope_nocb.skel.h"
 
@@ -241,7 +243,7 @@ static int attach_perf_sw(struct session *s, struct bpf_program *prog, const cha
 	return 0;
 }
 
-static int add_counter(struct session *s, int fd, int cpu, int counter)
+static int add_counter(struct session *s, int fd, int cpu, int counter, bool self)
 {
 	if (s->ncounters == s->capcounters) {
 		int cap = s->capcounters ? 2 * s->capcounters : 16;
@@ -254,7 +256,7 @@ static int add_counter(struct session *s, int fd, int cpu, int counter)
 		s->counters = c;
 		s->capcounters = cap;
 	}
-	s->counters[s->ncounters++] = (struct perf_counter){fd, cpu, counter};
+	s->counters[s->ncounters++] = (struct perf_counter){fd, cpu, counter, self};
 	return 0;
 }
 
@@ -265,7 +267,7 @@ static int count_task(struct session *s, struct perf_event_attr *attr, pid_t tid
 
 	if (fd < 0)
 		return -errno;
-	return add_counter(s, fd, -1, counter);
+	return add_counter(s, fd, -1, counter, false);
 }
 
 /*
@@ -337,7 +339,23 @@ static int open_counting(struct session *s, const char *event)
 					  PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0)
 			return -errno;
-		err = add_counter(s, fd, cpu, counter);
+		err = add_counter(s, fd, cpu, counter, false);
+		if (err)
+			return err;
+		/*
+		 * mmscope's own faults on this CPU, its threads' included, opened after the CPU's
+		 * counter and read before it (session_read_stats()): at most what that one saw
+		 * of them. The programs leave mmscope out by self_tgid; a count with no program
+		 * does it so. In a cgroup it is only if it runs there: not taken out.
+		 */
+		if (s->opts->cgroup)
+			continue;
+		attr.inherit = 1;
+		fd = (int)syscall(SYS_perf_event_open, &attr, 0, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		attr.inherit = 0;
+		if (fd < 0)
+			return -errno;
+		err = add_counter(s, fd, cpu, counter, true);
 		if (err)
 			return err;
 	}
@@ -349,24 +367,37 @@ static int open_counting(struct session *s, const char *event)
  * TID names it: a later thread given the same TID is not taken for it. 0 once it has exited
  * (gone, or a zombie leader waiting for its group).
  */
-static unsigned long long thread_start_time(pid_t tid)
+/*
+ * From /proc/ID/stat: the parent's pid (field 4) and the start time (field 22) of a process or
+ * thread; 0, or -1 when it is gone or a zombie.
+ */
+static int proc_stat_read(pid_t id, int *ppid, unsigned long long *start)
 {
 	char path[64], buf[1024];
-	unsigned long long start = 0;
 	const char *p;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	snprintf(path, sizeof(path), "/proc/%d/stat", id);
 	if (read_small_file(path, buf, sizeof(buf)) <= 0)
-		return 0;
+		return -1;
 	/* The name (field 2) may hold spaces and parentheses: fields count from the last ')'. */
 	p = strrchr(buf, ')');
 	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
-		return 0;
+		return -1;
+	if (sscanf(p + 2, "%*c %d", ppid) != 1)
+		return -1;
 	for (int field = 2; field < 22 && p; field++) /* to the space before field 22 */
 		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p + 1, "%llu", &start) != 1)
-		return 0;
-	return start;
+	if (!p || sscanf(p + 1, "%llu", start) != 1)
+		return -1;
+	return 0;
+}
+
+static unsigned long long thread_start_time(pid_t tid)
+{
+	unsigned long long start;
+	int ppid;
+
+	return proc_stat_read(tid, &ppid, &start) ? 0 : start;
 }
 
 /* Whether kernel-counted events can stand in for programs in this run (open_counting()). */
@@ -543,6 +574,7 @@ static void configure(struct session *s)
 	sk->rodata->filter_cgroup = o->cgroup != NULL;
 	sk->rodata->filter_tgid = o->npids > 0 || s->child > 0;
 	sk->rodata->follow_children = !o->no_children;
+	sk->rodata->self_tgid = (__u32)getpid();
 	sk->rodata->collect_procs = s->cfg.procs;
 	sk->rodata->procs_pending = !s->cfg.procs_live;
 	sk->rodata->collect_locations = s->cfg.locations;
@@ -676,7 +708,7 @@ static int choose_unwind(struct session *s)
  * linked process maps (the C library, the loader), the -p targets' code, the command's binary.
  * Everything else is loaded when a walk first meets it (REC_UNWIND_FILE).
  */
-static void load_unwind_tables(struct session *s)
+static void load_unwind_tables(struct session *s, uint64_t budget_ns)
 {
 	struct mmscope *sk = s->skel;
 
@@ -694,13 +726,37 @@ static void load_unwind_tables(struct session *s)
 	unwind_tables_add_runtime(s->unwind, s->usyms);
 	if (s->opts->argv)
 		unwind_tables_add_command(s->unwind, s->usyms, s->opts->argv[0]);
-	/* A service's hundred libraries would hold the start for seconds: what 250 ms do not
-	 * load is loaded while the run goes on. */
+	/* A service's hundred libraries would hold the start for seconds: what the budget does
+	 * not load is loaded while the run goes on. */
 	for (int i = 0; i < s->opts->npids; i++)
 		unwind_tables_add_pid(s->unwind, s->opts->pids[i]);
-	unwind_tables_work(s->unwind, s->usyms, 250000000ULL);
+	unwind_tables_work(s->unwind, s->usyms, budget_ns);
 	verbose_msg("unwind tables: %u files, %.1f ms", unwind_tables_stats(s->unwind)->files,
 		    (double)unwind_tables_stats(s->unwind)->load_ns / 1e6);
+}
+
+/*
+ * The files of mmscope and of the -p targets, and the unwind tables of what runs, read once
+ * the hooks are attached: tracing starts without waiting for them (up to 250 ms of table
+ * loading, more for the symbols of a target with many libraries: issue 26 measured 0.4-2.5 s
+ * from launch to attached with --folded). Stacks taken before a file's table is in are walked
+ * by frame pointers, as for a file whose table is still loading (unwind_tables_work()).
+ */
+static void prepare_symbols(struct session *s)
+{
+	uint64_t t0 = now_ns();
+
+	if (!s->usyms)
+		return;
+	usyms_add_pid(s->usyms, getpid()); /* shared libraries we map too */
+	/* -p targets exec'ed before we came: their files, while they live. */
+	for (int i = 0; i < s->opts->npids; i++)
+		usyms_add_pid(s->usyms, s->opts->pids[i]);
+	/* A held command: 250 ms before it runs. Otherwise the records pend in the ring until
+	 * the run's loop reads them: one of its 20 ms slices, the rest in the loop. */
+	load_unwind_tables(s, s->child > 0 ? 250000000ULL : 20000000ULL);
+	verbose_msg("symbols and unwind tables prepared in %.1f ms, after attaching",
+		    (double)(now_ns() - t0) / 1e6);
 }
 
 static unsigned int wanted_events(const struct session *s)
@@ -725,6 +781,120 @@ static unsigned int wanted_events(const struct session *s)
 	if (s->cfg.stacks || s->cfg.tlb_stacks || s->cfg.locations)
 		w |= 1u << EV_TASK_FORK;
 	return w;
+}
+
+struct proc_node {
+	int pid, ppid;
+	unsigned long long start;
+	int state; /* 0: not known yet; 1: a -p process or one of its descendants; 2: neither */
+};
+
+static int cmp_proc_node(const void *a, const void *b)
+{
+	const struct proc_node *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static struct proc_node *find_proc_node(struct proc_node *nodes, size_t n, int pid)
+{
+	struct proc_node key = {.pid = pid};
+
+	return bsearch(&key, nodes, n, sizeof(*nodes), cmp_proc_node);
+}
+
+/* Up from p to the first process whose state is known (a -p process is 1, the top 2), then
+ * that state down the path walked. */
+static int proc_node_state(struct proc_node *nodes, size_t n, struct proc_node *p)
+{
+	struct proc_node *q = p;
+	int state;
+
+	for (size_t steps = 0; q && !q->state && steps < n; steps++)
+		q = find_proc_node(nodes, n, q->ppid);
+	state = q && q->state ? q->state : 2;
+	for (q = p; q && !q->state;) {
+		q->state = state;
+		q = find_proc_node(nodes, n, q->ppid);
+	}
+	return state;
+}
+
+/*
+ * -p PID means the process and its descendants: those running when the run starts are found
+ * in /proc here, those forked later by the fork hook (unless --no-children). Called before
+ * the hooks are attached, so that they count from the first event, and again after, for the
+ * processes forked in between by a descendant not yet in tracked. A process that exits between
+ * its /proc read and its insertion is taken out again: its pid could be a stranger's next.
+ * The number added, or -errno.
+ */
+static int add_descendants(struct session *s)
+{
+	struct proc_node *nodes = NULL, *grown;
+	size_t n = 0, cap = 0;
+	int fd = bpf_map__fd(s->skel->maps.tracked), added = 0;
+	struct dirent *de;
+	__u8 one = 1;
+	DIR *d;
+
+	if (!s->opts->npids || s->opts->no_children)
+		return 0;
+	d = opendir("/proc");
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		struct proc_node pn = {0};
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0 || proc_stat_read((pid_t)pid, &pn.ppid, &pn.start))
+			continue;
+		pn.pid = (int)pid;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 1024;
+			grown = realloc(nodes, cap * sizeof(*nodes));
+			if (!grown) {
+				free(nodes);
+				closedir(d);
+				return -ENOMEM;
+			}
+			nodes = grown;
+		}
+		nodes[n++] = pn;
+	}
+	closedir(d);
+	if (n)
+		qsort(nodes, n, sizeof(*nodes), cmp_proc_node);
+	for (int k = 0; k < s->opts->npids; k++) {
+		struct proc_node *root = find_proc_node(nodes, n, s->opts->pids[k]);
+
+		if (root)
+			root->state = 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		__u32 pid = (__u32)nodes[i].pid;
+		unsigned long long start;
+		bool listed = false;
+		int ppid;
+
+		for (int k = 0; k < s->opts->npids; k++)
+			listed |= nodes[i].pid == s->opts->pids[k];
+		if (listed || proc_node_state(nodes, n, &nodes[i]) != 1)
+			continue;
+		if (bpf_map_update_elem(fd, &pid, &one, BPF_NOEXIST))
+			continue; /* tracked already (or the map is full: the fork hook counts that)
+				   */
+		if (proc_stat_read(nodes[i].pid, &ppid, &start) || start != nodes[i].start) {
+			bpf_map_delete_elem(fd, &pid);
+			continue;
+		}
+		added++;
+	}
+	free(nodes);
+	if (added)
+		/* the BPF side's cached decisions (tgid_tracked()) are stale */
+		__atomic_fetch_add(&s->skel->bss->tracked_gen, 1, __ATOMIC_SEQ_CST);
+	return added;
 }
 
 static int populate_filters(struct session *s)
@@ -1240,6 +1410,86 @@ static struct mmscope *skel_open(const struct bpf_object_open_opts *oo, bool noc
 	return obj;
 }
 
+/* "1234 (python3)" after prefix: a process or thread (/proc has both) and its name, control
+ * bytes shown as '?'. */
+static void describe_task(struct mbuf *b, const char *prefix, int id)
+{
+	char path[64], comm[32];
+	long n;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", id);
+	n = read_small_file(path, comm, sizeof(comm));
+	while (n > 0 && comm[n - 1] == '\n')
+		n--;
+	for (long i = 0; i < n; i++)
+		if ((unsigned char)comm[i] < 0x20 || comm[i] == 0x7f)
+			comm[i] = '?';
+	mbuf_printf(b, "%s%d", prefix, id);
+	if (n > 0)
+		mbuf_printf(b, " (%.*s)", (int)n, comm);
+}
+
+/* "0-3,6": the CPUs of -C. */
+static void describe_cpus(struct mbuf *b, const uint64_t *mask)
+{
+	const char *sep = "";
+
+	for (int c = 0; c < MMSCOPE_MAX_CPUS; c++) {
+		int last = c;
+
+		if (!(mask[c / 64] & (1ULL << (c % 64))))
+			continue;
+		while (last + 1 < MMSCOPE_MAX_CPUS &&
+		       mask[(last + 1) / 64] & (1ULL << ((last + 1) % 64)))
+			last++;
+		mbuf_printf(b, last > c ? "%s%d-%d" : "%s%d", sep, c, last);
+		sep = ",";
+		c = last;
+	}
+}
+
+/*
+ * The line that says tracing has begun, once every hook is attached, as the bcc tools print
+ * it: with --json, --folded or -o nothing else on the terminal shows when to start the
+ * workload. What is traced, of which target, for how long.
+ */
+static void announce_start(const struct session *s)
+{
+	const struct mm_opts *o = s->opts;
+	const char *family = o->no_children ? "" : " and its descendants";
+	struct mbuf b = {0};
+
+	mbuf_printf(&b, "Tracing %s", o->cmd->traces ? o->cmd->traces : o->cmd->name);
+	if (o->argv) {
+		mbuf_printf(&b, " of command %s (PID %d)%s", o->argv[0], s->child, family);
+	} else if (o->npids) {
+		for (int i = 0; i < o->npids; i++)
+			describe_task(&b, i ? ", PID " : " of PID ", o->pids[i]);
+		mbuf_printf(&b, "%s",
+			    o->no_children ? ""
+			    : o->npids > 1 ? " and their descendants"
+					   : family);
+	} else if (o->tid) {
+		describe_task(&b, " of TID ", o->tid);
+	} else if (o->cgroup) {
+		mbuf_printf(&b, " of cgroup %s and the cgroups below it", o->cgroup);
+	} else {
+		mbuf_printf(&b, " host-wide");
+	}
+	if (report_self_left_out(s))
+		mbuf_printf(&b, " but mmscope itself (PID %d)", (int)getpid());
+	if (o->cpu_filter) {
+		mbuf_printf(&b, " on CPUs ");
+		describe_cpus(&b, o->cpu_mask);
+	}
+	if (o->duration > 0)
+		mbuf_printf(&b, " for %g s", o->duration);
+	mbuf_printf(&b, "%s... Hit Ctrl-C to end.\n", o->argv ? " until it exits" : "");
+	if (!b.failed)
+		fputs(b.p, stderr);
+	mbuf_free(&b);
+}
+
 int session_open(struct session *s, struct mm_opts *opts, const struct session_config *cfg)
 {
 	unsigned int excluded[EV_NR] = {0};
@@ -1314,15 +1564,9 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 			return -1;
 		}
 	}
-	if (cfg->stacks || cfg->tlb_stacks || cfg->locations) {
+	/* Filled by prepare_symbols(), once the hooks are attached. */
+	if (cfg->stacks || cfg->tlb_stacks || cfg->locations)
 		s->usyms = usyms_new();
-		if (s->usyms) {
-			usyms_add_pid(s->usyms, getpid()); /* shared libraries we map too */
-			/* -p targets exec'ed before we came: their files, while they live. */
-			for (int i = 0; i < opts->npids; i++)
-				usyms_add_pid(s->usyms, opts->pids[i]);
-		}
-	}
 	if (choose_unwind(s))
 		return -1;
 	if (opts->argv && start_child(s))
@@ -1415,13 +1659,15 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 			return -1;
 		}
 		err = populate_filters(s);
-		if (err) {
+		if (err >= 0)
+			err = add_descendants(s);
+		if (err < 0) {
 			err_msg("cannot set up the target filter: %s", strerror(-err));
 			return -1;
 		}
-		load_unwind_tables(s);
 		/* Before the first hook: the statistics count only the runs made while on. */
 		prog_stats_start(&s->progs, opts->bpf_stats);
+		s->descendants = err;
 		for (int k = 0; k < EV_NR && !failed_c; k++) {
 			int e = attach_order(k);
 			const struct hook_candidate *c =
@@ -1500,14 +1746,25 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 			verbose_msg("mmap records: %s (build IDs read at the faults)",
 				    s->mlog ? "without build IDs" : strerror(-err));
 	}
+	/* Forked by a descendant while the hooks were being attached: the fork hook missed it. */
+	err = add_descendants(s);
+	if (err > 0)
+		s->descendants += err;
+	if (s->descendants)
+		verbose_msg("-p: %d descendants running at the start traced too", s->descendants);
 	s->t_start = now_ns();
 	s->wall_start = wall_time_s();
 	verbose_msg("[%.0f ms] attached", (double)(s->t_start - t_begin) / 1e6);
+	/* A command's tables are there before it runs, its first faults unwound with them. */
+	if (s->child > 0)
+		prepare_symbols(s);
+	/* After the command's exec: one that cannot run is an error line alone. */
 	if (s->child > 0 && release_child(s))
 		return -1;
-	if (!opts->json && !opts->folded && !opts->argv && !opts->output)
-		fprintf(stderr, "Tracing%s... Hit Ctrl-C to end.\n",
-			opts->npids ? " the target" : "");
+	if (!opts->quiet)
+		announce_start(s);
+	if (s->child <= 0)
+		prepare_symbols(s);
 	return 0;
 }
 
@@ -1783,17 +2040,22 @@ int session_read_stats(struct session *s, struct mm_stats *out, struct mm_stats 
 		free(percpu);
 		return err;
 	}
-	/* Counters the kernel kept (HM_PERF_COUNT): no program counted these. */
-	for (int i = 0; i < s->ncounters; i++) {
-		const struct perf_counter *c = &s->counters[i];
-		uint64_t v;
+	/* Counters the kernel kept (HM_PERF_COUNT): no program counted these. mmscope's own
+	 * first (pass 0), then the CPUs' that hold them, so that those hold at least as many. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < s->ncounters; i++) {
+			const struct perf_counter *c = &s->counters[i];
+			uint64_t v;
 
-		if (read(c->fd, &v, sizeof(v)) != (ssize_t)sizeof(v))
-			continue;
-		if (c->cpu >= 0 && c->cpu < s->ncpus)
-			percpu[c->cpu].c[c->counter] += v;
-		else
-			out->c[c->counter] += v; /* a task's: not per CPU */
+			if (c->self != !pass || read(c->fd, &v, sizeof(v)) != (ssize_t)sizeof(v))
+				continue;
+			if (c->self)
+				percpu[c->cpu].c[c->counter] -= v;
+			else if (c->cpu >= 0 && c->cpu < s->ncpus)
+				percpu[c->cpu].c[c->counter] += v;
+			else
+				out->c[c->counter] += v; /* a task's: not per CPU */
+		}
 	}
 	/* struct mm_stats is all __u64: sum it as one array. */
 	for (int cpu = 0; cpu < s->ncpus; cpu++) {

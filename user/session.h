@@ -65,6 +65,7 @@ struct session {
 		int fd;
 		int cpu; /* -1: a task's event (with its children), all CPUs */
 		int counter;
+		bool self; /* mmscope's own count on that CPU, taken out of the CPU's */
 	} * counters;
 	int ncounters, capcounters;
 	struct ring_buffer *rb;
@@ -77,6 +78,7 @@ struct session {
 	bool child_exited;
 	int pidfds[MAX_TARGET_PIDS];
 	int pids_alive;
+	int descendants; /* -p: descendants found running at the start (add_descendants()) */
 	unsigned long long tid_start; /* -t: the thread's start time, to see it end */
 	int cgroup_fd;
 

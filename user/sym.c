@@ -987,6 +987,7 @@ struct usyms {
 	struct htab demangled; /* struct shown_name *, by the mangled name's address */
 	struct htab by_id;     /* struct udso *, by key */
 	struct htab by_file;   /* struct udso * without build ID, by filekey */
+	struct htab files;     /* struct file_dso *: every file read, by filekey */
 	struct htab pids;      /* struct psnap * */
 	struct udso *dsos;
 	uint64_t sym_bytes;
@@ -1031,6 +1032,24 @@ static bool dso_id_eq(const void *val, const void *key)
 static bool dso_file_eq(const void *val, const void *key)
 {
 	return !memcmp(&((const struct udso *)val)->fk, key, sizeof(struct filekey));
+}
+
+/*
+ * A file read before, by its filekey, and what it gave: its DSO, or the error that makes it
+ * none of ours (not an ELF executable or library). Each file is read once however many
+ * processes map it: host-wide, each new process's libraries were read again (their headers
+ * and notes, into fresh pages: issue 26 measured 117k of mmscope's own page faults in 5 s
+ * under img_headers <- dso_register_img, 58% of all the faults the run reported).
+ */
+struct file_dso {
+	struct filekey fk;
+	struct udso *dso;
+	int err;
+};
+
+static bool file_dso_eq(const void *val, const void *key)
+{
+	return !memcmp(&((const struct file_dso *)val)->fk, key, sizeof(struct filekey));
 }
 
 static bool psnap_eq(const void *val, const void *key)
@@ -1123,6 +1142,7 @@ void usyms_free(struct usyms *us)
 	}
 	htab_free(&us->by_id, NULL);
 	htab_free(&us->by_file, NULL);
+	htab_free(&us->files, free);
 	htab_free(&us->pids, psnap_free);
 	htab_free(&us->strs, free);
 	htab_free(&us->demangled, shown_name_free);
@@ -1354,15 +1374,36 @@ static struct udso *dso_register_img(struct usyms *us, struct img *im, const cha
 static struct udso *dso_register(struct usyms *us, int fd, const struct stat *st, const char *path,
 				 bool need_id, int *err)
 {
+	uint64_t h;
 	struct udso *d = NULL;
+	struct file_dso *seen;
 	struct filekey fk;
 	struct img im;
 
 	filekey_of(st, &fk);
+	h = hash_bytes(&fk, sizeof(fk));
+	seen = htab_find(&us->files, h, file_dso_eq, &fk);
+	if (seen && (!need_id || !seen->dso || seen->dso->has_id)) {
+		*err = seen->err;
+		return seen->dso;
+	}
 	*err = img_init_fd(&im, fd, (uint64_t)st->st_size);
 	if (!*err)
 		d = dso_register_img(us, &im, path, need_id ? NULL : &fk, err);
 	img_fini(&im);
+	/* Kept: what was registered, and the files that are no ELF image of code (data files,
+	 * fonts, locale archives mapped executable or not); not a failure that may pass (a
+	 * read error, no memory). */
+	if (!seen && (d || *err == -ENOEXEC)) {
+		seen = calloc(1, sizeof(*seen));
+		if (seen) {
+			seen->fk = fk;
+			seen->dso = d;
+			seen->err = d ? 0 : *err;
+			if (htab_add(&us->files, h, seen))
+				free(seen);
+		}
+	}
 	return d;
 }
 

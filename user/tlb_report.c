@@ -718,6 +718,9 @@ void switch_report_counts(struct report *r, const struct mm_stats *st)
 	if (!r->jw)
 		fprintf(r->out, "\ncontext switches%*s\n", 25, "count");
 	report_counter(r, "switch.total", "total", ok, st->c[CNT_SW_TOTAL], no_hook);
+	report_counter(r, "switch.switches_out", "switches out (= perf's)", ok, st->c[CNT_SW_OUT],
+		       no_hook);
+	report_counter(r, "switch.switches_in", "switches in", ok, st->c[CNT_SW_IN], no_hook);
 	report_counter(r, "switch.same_mm", "same mm", ok, st->c[CNT_SW_SAME_MM], no_hook);
 	report_counter(r, "switch.mm_changes", "mm changes", ok, st->c[CNT_SW_MM_CHANGE], no_hook);
 	report_counter(r, "switch.kernel", "kernel (idle, kthreads)", ok, st->c[CNT_SW_KERNEL],

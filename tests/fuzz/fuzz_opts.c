@@ -103,10 +103,17 @@ static int run_never(struct mm_opts *o)
 }
 
 static const struct command synth[] = {
-	{"plain", "no tracing options", NULL, 0, run_never},
-	{"traces", "tracing, no stacks", NULL, CMD_TRACES, run_never},
-	{"stacks", "tracing and stacks", "help text\n", CMD_TRACES | CMD_STACKS, run_never},
-	{"oddity", "stacks without tracing", NULL, CMD_STACKS, run_never},
+	{.name = "plain", .summary = "no tracing options", .run = run_never},
+	{.name = "traces", .summary = "tracing, no stacks", .flags = CMD_TRACES, .run = run_never},
+	{.name = "stacks",
+	 .summary = "tracing and stacks",
+	 .help = "help text\n",
+	 .flags = CMD_TRACES | CMD_STACKS,
+	 .run = run_never},
+	{.name = "oddity",
+	 .summary = "stacks without tracing",
+	 .flags = CMD_STACKS,
+	 .run = run_never},
 };
 
 static int ncpus = 4;

@@ -108,3 +108,58 @@ if [ -n "$ppf" ] && [ "$ppf" -eq "$ppf" ] 2>/dev/null; then
 else
 	fail "pid filter: perf stat -p gave no count ($(head -c 300 "$TMP/perf.err" "$TMP/perf.csv" | tr '\n' ' '))"
 fi
+
+# ---- -p PARENT: its descendants running when the run starts are traced too ----
+# stress-ng --vm 1 runs its worker two generations down (stress-ng -> stress-ng-vm ->
+# stress-ng-vm), all forked before mmscope starts. The worker is stopped while mmscope and
+# perf stat -p WORKER attach and detach, so that both see exactly its faults of the same
+# running window: its row must equal perf's page-faults. (Its /proc minflt also counts the
+# kernel's get_user_pages() faults, which no fault event reports.) Before, -p of the parent
+# showed no faults at all.
+if command -v stress-ng >/dev/null; then
+	stress-ng --vm 1 --vm-bytes 64M -t 60 >/dev/null 2>&1 &
+	sng=$!
+	worker=
+	for _ in $(seq 100); do
+		vm=$(pgrep -P $sng -x stress-ng-vm | head -1)
+		[ -n "$vm" ] && worker=$(pgrep -P "$vm" -x stress-ng-vm | head -1)
+		[ -n "$worker" ] && break
+		sleep 0.1
+	done
+	if [ -z "$worker" ]; then
+		fail "pid filter descendants: stress-ng started no worker"
+	else
+		for mode in children no_children; do
+			kill -STOP "$worker"
+			extra=()
+			[ $mode = no_children ] && extra=(--no-children)
+			"$MMSCOPE" faults "${extra[@]}" -p $sng -d 60 --json -o "$TMP/d.json" 2>"$TMP/d.err" &
+			mm=$!
+			wait_for 60 grep -q '^Tracing ' "$TMP/d.err"
+			perf stat -x, -e page-faults -p "$worker" -o "$TMP/d.perf" &
+			pf=$!
+			sleep 1 # perf stat -p has no start line; it attaches within this on a busy host
+			kill -CONT "$worker"
+			sleep 1
+			kill -STOP "$worker"
+			kill -INT $pf $mm
+			wait $pf $mm
+			kill -CONT "$worker"
+			perf_pf=$(awk -F, '$3 == "page-faults" {print $1}' "$TMP/d.perf")
+			row=$(json_get "$TMP/d.json" "sum(x['user'] + x['kernel'] for x in d['faults']['by_process'] if x['pid'] == $worker)")
+			total=$(json_get "$TMP/d.json" 'd["faults"]["user"] + d["faults"]["kernel"]')
+			echo "# -p $sng ($mode): worker $worker row $row, total $total, perf stat -p worker $perf_pf"
+			if [ $mode = children ]; then
+				ok "pid filter: -p PARENT traces its running grandchild: row = perf stat -p page-faults" \
+					"row $row, perf $perf_pf" [ "$row" -eq "${perf_pf:--1}" -a "$row" -gt 1000 ]
+			else
+				ok "pid filter: -p PARENT --no-children leaves the running grandchild out" \
+					"row $row, total $total, perf $perf_pf" [ "$row" -eq 0 -a "$total" -lt 100 -a "${perf_pf:-0}" -gt 1000 ]
+			fi
+		done
+	fi
+	kill $sng 2>/dev/null
+	wait $sng 2>/dev/null
+else
+	skip "pid filter descendants: no stress-ng"
+fi

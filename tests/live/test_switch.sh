@@ -40,6 +40,33 @@ pcs=$(awk -F, '/context-switches/ {print $1}' "$TMP/perf.out")
 echo "# perf context-switches=$pcs"
 check "switch_total_vs_perf" within "$total" "$pcs" 5
 
+# Switches out of the traced tasks are what perf's context-switches counts (its software event
+# counts at the switch out of a task). One run: mmscope traces perf stat, which counts its
+# command. mmscope's count is perf's plus the switches out of perf stat itself (its process,
+# waiting for the command, and its child before the exec that perf starts counting at), all in
+# the by_process row of perf stat's pid: 0 <= out - perf <= that row's total (measured: 13, 14
+# and 24 over perf's 1124, 40049 and 10007).
+switch_vs_perf() {
+	local name=$1 row out in perf
+	shift
+	"$MMSCOPE" switch --json -o "$TMP/sp.json" -- perf stat -x, -o "$TMP/sp.perf" \
+		-e context-switches -- "$@" >/dev/null 2>&1
+	perf=$(awk -F, '/context-switches/ {print $1}' "$TMP/sp.perf")
+	read -r out in row < <(json_get "$TMP/sp.json" '"%d %d %d" % (d["switch"]["switches_out"], d["switch"]["switches_in"], sum(x["total"] for x in d["switch"]["by_process"] if x["pid"] == d["target"]["pid"]))')
+	echo "# $name: switches_out=$out switches_in=$in perf=$perf perf stat's own row=$row"
+	check "switch_out_vs_perf_$name" between "$((out - perf))" 0 "$row"
+	# A task's switches in and out alternate: each differs by at most one (running when the
+	# run starts or ends), and these commands have fewer than 20 tasks.
+	check "switch_in_vs_out_$name" absdiff_le "$in" "$out" 20
+}
+switch_vs_perf pingpong "$WORKLOADS/pingpong" -r $R
+switch_vs_perf sched_pipe perf bench sched pipe -l 20000
+if command -v stress-ng >/dev/null; then
+	switch_vs_perf stress_fault stress-ng --fault 1 -t 2
+else
+	skip "switch_out_vs_perf_stress_fault: no stress-ng"
+fi
+
 # Attached to a running process (B18): a CR3 load seen before the switch hook had run on its
 # CPU set that CPU's last user mm from current, still the previous task there, so the next
 # idle -> target switch (its mm still loaded: no CR3 load) counted a change without one. With

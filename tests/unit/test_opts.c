@@ -14,12 +14,17 @@ static int run_noop(struct mm_opts *o)
 	return 0;
 }
 
-static const struct command tracer = {"faults", "test", NULL, CMD_TRACES | CMD_STACKS | CMD_LATENCY,
-				      run_noop};
-static const struct command stacker = {"tlb", "test", NULL, CMD_TRACES | CMD_STACKS, run_noop};
-static const struct command counter = {"stat", "test", NULL, CMD_TRACES, run_noop};
-static const struct command plain = {"probes", "test", NULL, 0, run_noop};
-static const struct command server = {"serve", "test", NULL, CMD_TRACES | CMD_SERVE, run_noop};
+static const struct command tracer = {.name = "faults",
+				      .summary = "test",
+				      .flags = CMD_TRACES | CMD_STACKS | CMD_LATENCY,
+				      .run = run_noop};
+static const struct command stacker = {
+	.name = "tlb", .summary = "test", .flags = CMD_TRACES | CMD_STACKS, .run = run_noop};
+static const struct command counter = {
+	.name = "stat", .summary = "test", .flags = CMD_TRACES, .run = run_noop};
+static const struct command plain = {.name = "probes", .summary = "test", .run = run_noop};
+static const struct command server = {
+	.name = "serve", .summary = "test", .flags = CMD_TRACES | CMD_SERVE, .run = run_noop};
 
 static int four_cpus(void)
 {
@@ -52,6 +57,20 @@ static void good_options(void)
 	EXPECT(o.top == 5);
 	EXPECT_STREQ(o.output, "/tmp/x.json");
 	EXPECT(o.argv == NULL);
+	EXPECT(!o.quiet);
+}
+
+/* -q, --quiet: no start line; a tracing option, refused by probes. */
+static void quiet(void)
+{
+	struct mm_opts o;
+	const char *a[] = {"faults", "-q", "-d", "1", NULL};
+	const char *b[] = {"faults", "--quiet", "--json", NULL};
+	const char *c[] = {"probes", "-q", NULL};
+
+	EXPECT(parse(&o, &tracer, a) == 0 && o.quiet);
+	EXPECT(parse(&o, &tracer, b) == 0 && o.quiet && o.json);
+	EXPECT(parse(&o, &plain, c) == -1);
 }
 
 static void command_after_separator(void)
@@ -257,5 +276,6 @@ static void numbers(void)
 	EXPECT(parse_cpu_list("200", mask, 128) != 0);
 }
 
-TEST_MAIN(T(good_options), T(command_after_separator), T(bad_options), T(folded_needs_stacks),
-	  T(svg_and_weight), T(stack_filters), T(help_returns_one), T(serve_options), T(numbers))
+TEST_MAIN(T(good_options), T(quiet), T(command_after_separator), T(bad_options),
+	  T(folded_needs_stacks), T(svg_and_weight), T(stack_filters), T(help_returns_one),
+	  T(serve_options), T(numbers))

@@ -511,6 +511,33 @@ def main():
                 "%.0f / %.0f / %.0f" % (fw["min"], fw["median"], fw["max"]) if fw else "n/a"))
         res["startup"]["base"] = {"attach_ns": stats(b["attach"]), "wall_ns": stats(b["wall"])} if b else None
 
+    # ---- start-up attached to a busy process ----
+    stb_path = os.path.join(out, "startup_busy.tsv")
+    if os.path.exists(stb_path):
+        modes = {}
+        with open(stb_path) as f:
+            f.readline()
+            for line in f:
+                fields = line.rstrip("\n").split("\t")
+                m = modes.setdefault(fields[0], {"start_line": [], "phases": None})
+                m["start_line"].append(num(fields[2]))
+                if len(fields) >= 6 and fields[3] != "-":
+                    m["phases"] = [num(x) for x in fields[3:6]]
+        res["startup_busy"] = {}
+        P()
+        P("start-up attached to a busy process (a shell loop): launch of 'mmscope MODE -p PID' to its start")
+        P("line (printed once every hook is attached); -v phases of one run: object opened, programs loaded")
+        P("(the kernel's verifier: most of it), attached, ms from mmscope's own start")
+        P("  %-32s %22s   %8s %8s %8s" % ("mode", "start line ms min/med/max", "opened", "loaded", "attached"))
+        for mode, m in modes.items():
+            s = stats([x for x in m["start_line"] if x is not None])
+            ph = m["phases"] or [None] * 3
+            res["startup_busy"][mode] = {"start_line_ns": s, "phases_ms": m["phases"], "raw": m["start_line"]}
+            P("  %-32s %22s   %8s %8s %8s" % (
+                mode,
+                "%.0f / %.0f / %.0f" % (s["min"] / 1e6, s["median"] / 1e6, s["max"] / 1e6) if s else "n/a",
+                *("%.0f" % x if x is not None else "-" for x in ph)))
+
     # ---- profile pass ----
     prof = load_profile(out, workloads)
     res["profile"] = prof

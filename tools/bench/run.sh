@@ -305,6 +305,38 @@ if [ "$STARTUP" = 1 ]; then
 	done
 fi
 
+# ---- start-up attached to a busy process: launch to the start line ("Tracing ..." on stderr,
+# printed once every hook is attached), each command and stack mode side by side; the first
+# run of each again with -v for where the time went (its "[N ms] ..." phases) ----
+if [ "$STARTUP" = 1 ]; then
+	busy_modes=("faults" "faults --folded" "faults --folded --unwind dwarf"
+		"faults --folded --unwind fp" "tlb" "tlb --folded" "switch" "stat")
+	say "bench: start-up attached to a busy process (${#busy_modes[@]} modes: $STARTUP_RUNS runs each)"
+	STB=$OUT/startup_busy.tsv
+	printf 'mode\trun\tstart_line_ns\topened_ms\tloaded_ms\tattached_ms\n' >"$STB"
+	sh -c 'while :; do :; done' </dev/null >/dev/null 2>&1 &
+	SPIN=$!
+	for i in $(seq "$STARTUP_RUNS"); do
+		for m in "${busy_modes[@]}"; do
+			# shellcheck disable=SC2086 # $m: the mode's words
+			t0=$(now_ns)
+			t1=$(timeout 120 "$MM" $m -p $SPIN -d 0.3 -o /dev/null 2>&1 >/dev/null </dev/null |
+				{ IFS= read -r _ && now_ns; cat >/dev/null; })
+			phases="-	-	-"
+			if [ "$i" = 1 ]; then
+				# shellcheck disable=SC2086
+				phases=$(timeout 120 "$MM" $m -v -p $SPIN -d 0.3 -o /dev/null 2>&1 >/dev/null </dev/null |
+					sed -n 's/^mmscope: \[\([0-9]*\) ms\] \(object opened\|programs loaded\|attached\)$/\1/p' |
+					paste -sd '\t')
+			fi
+			printf '%s\t%s\t%s\t%s\n' "$m" "$i" "$([ -n "$t1" ] && echo $((t1 - t0)) || echo -)" \
+				"$phases" >>"$STB"
+		done
+	done
+	kill $SPIN
+	wait $SPIN 2>/dev/null
+fi
+
 # ---- profile pass: BPF run time per program, peak RSS, map memory (mmscope with -p) ----
 if [ "$PROFILE" = 1 ]; then
 	say "bench: profile pass (kernel.bpf_stats_enabled=1 for its duration; was $stats_orig)"
