@@ -22,6 +22,7 @@ enum {
 	OPT_METHOD,
 	OPT_NO_CHILDREN,
 	OPT_TOP,
+	OPT_MAX_ROWS,
 	OPT_SVG,
 	OPT_WEIGHT,
 	OPT_UNWIND,
@@ -53,6 +54,7 @@ static const struct option long_opts[] = {
 	{"method", required_argument, NULL, OPT_METHOD},
 	{"no-children", no_argument, NULL, OPT_NO_CHILDREN},
 	{"top", required_argument, NULL, OPT_TOP},
+	{"max-rows", required_argument, NULL, OPT_MAX_ROWS},
 	{"svg", required_argument, NULL, OPT_SVG},
 	{"weight", required_argument, NULL, OPT_WEIGHT},
 	{"major", no_argument, NULL, OPT_MAJOR},
@@ -161,7 +163,11 @@ void opts_usage(const struct command *cmd, FILE *f)
 				"  -o, --output FILE       write the output to FILE (atomically) "
 				"instead of stdout\n"
 				"      --top N             rows in per-process and location tables "
-				"(default 10)\n");
+				"(default 10)\n"
+				"      --max-rows N        processes and (file, process) pairs the "
+				"in-kernel\n"
+				"                          tables hold (default 8192); the rest "
+				"count in [other]\n");
 		fprintf(f, "\nKernel:\n"
 			   "      --btf PATH          kernel BTF for kernels without "
 			   "/sys/kernel/btf/vmlinux\n"
@@ -389,6 +395,7 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 	opts->cmd = cmd;
 	opts->method = FORCE_NONE;
 	opts->top = 10;
+	opts->max_rows = 8192;
 	/* 0, not 1: glibc resets its hidden getopt state (the place inside "-vh", the argument
 	 * ordering) only for optind = 0; with 1 a second call goes on in the previous argv. */
 	optind = 0;
@@ -606,6 +613,15 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 			}
 			opts->unwind_memory_mb = (int)v;
 			have_unwind = true;
+			break;
+		case OPT_MAX_ROWS:
+			if (!parse_u64(optarg, &v) || v < 1 || v > 1000000) {
+				err_msg("--max-rows %s: expected a number of rows from 1 to "
+					"1000000",
+					printable(optarg));
+				return -1;
+			}
+			opts->max_rows = (int)v;
 			break;
 		case OPT_TOP:
 			if (!parse_u64(optarg, &v) || v == 0 || v > 100000) {

@@ -71,7 +71,8 @@ struct mm_opts {
 	int method; /* enum method_force */
 	bool no_children;
 	int top;
-	char **argv; /* -- CMD ARGS..., NULL-terminated; NULL when absent */
+	int max_rows; /* --max-rows: entries of the per-process and per-file BPF tables */
+	char **argv;  /* -- CMD ARGS..., NULL-terminated; NULL when absent */
 	/* serve */
 	const char *listen; /* --listen as given (default SERVE_DEFAULT_LISTEN) */
 	struct sockaddr_storage listen_addr;
