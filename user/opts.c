@@ -157,17 +157,17 @@ void opts_usage(const struct command *cmd, FILE *f)
 				"stack, anon\n"
 				"                          (all three), file, file-shared, shmem, "
 				"hugetlb,\n"
-				"                          special, cow\n");
+				"                          special, cow\n"
+				"      --max-rows N        processes and (file, process) pairs the "
+				"in-kernel\n"
+				"                          tables hold (default 8192); the rest "
+				"count in [other]\n");
 		if (!(cmd->flags & CMD_SERVE))
 			fprintf(f,
 				"  -o, --output FILE       write the output to FILE (atomically) "
 				"instead of stdout\n"
 				"      --top N             rows in per-process and location tables "
-				"(default 10)\n"
-				"      --max-rows N        processes and (file, process) pairs the "
-				"in-kernel\n"
-				"                          tables hold (default 8192); the rest "
-				"count in [other]\n");
+				"(default 10)\n");
 		fprintf(f, "\nKernel:\n"
 			   "      --btf PATH          kernel BTF for kernels without "
 			   "/sys/kernel/btf/vmlinux\n"
@@ -615,6 +615,10 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 			have_unwind = true;
 			break;
 		case OPT_MAX_ROWS:
+			if (!(cmd->flags & CMD_LATENCY)) {
+				err_msg("--max-rows: only 'mmscope faults' bounds its tables so");
+				return -1;
+			}
 			if (!parse_u64(optarg, &v) || v < 1 || v > 1000000) {
 				err_msg("--max-rows %s: expected a number of rows from 1 to "
 					"1000000",

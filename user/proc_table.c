@@ -180,18 +180,45 @@ void proc_fold_free(struct proc_fold *pf)
 	memset(pf, 0, sizeof(*pf));
 }
 
-int proc_fold_sweep(struct proc_fold *pf, const struct bpf_map *rows_map)
+/* Whether a CPU's slot holds counts of process tgid (slots: every CPU's of every slot). */
+static bool pending_for(const struct proc_slot *slots, size_t n, uint32_t tgid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (slots[i].valid && slots[i].tgid == tgid)
+			return true;
+	return false;
+}
+
+int proc_fold_sweep(struct proc_fold *pf, const struct bpf_map *rows_map,
+		    const struct bpf_map *slots_map, int ncpus)
 {
 	int fd = bpf_map__fd(rows_map), ngone = 0, capgone = 0, err = 0;
 	uint32_t key, next, *prev = NULL, *gone = NULL;
+	__u32 nslots = bpf_map__max_entries(slots_map);
+	struct proc_slot *slots;
 
 	if (pf->unsupported || !pf->rows)
 		return 0;
+	/*
+	 * A process whose counts still pend in a CPU's slot keeps its row until another process
+	 * takes the slot (its counts then go to the row, not to [other]). A process gone (ESRCH:
+	 * reaped) takes no slot again, so a row found free of them here stays so.
+	 */
+	slots = calloc((size_t)nslots * (size_t)ncpus, sizeof(*slots));
+	if (!slots)
+		return 0;
+	for (__u32 i = 0; i < nslots; i++) {
+		if (bpf_map_lookup_elem(bpf_map__fd(slots_map), &i, slots + (size_t)i * ncpus)) {
+			free(slots);
+			return 0;
+		}
+	}
 	/* The processes gone first: a hash map's walk restarts where its key was deleted. */
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;
-		if (key == PROC_OTHER_TGID || kill((pid_t)key, 0) == 0 || errno != ESRCH)
+		if (key == PROC_OTHER_TGID || kill((pid_t)key, 0) == 0 || errno != ESRCH ||
+		    pending_for(slots, (size_t)nslots * (size_t)ncpus, key))
 			continue;
 		if (ngone == capgone) {
 			int ncap = capgone ? capgone * 2 : 256;
@@ -220,5 +247,6 @@ int proc_fold_sweep(struct proc_fold *pf, const struct bpf_map *rows_map)
 		pf->folded++;
 	}
 	free(gone);
+	free(slots);
 	return err;
 }

@@ -48,11 +48,12 @@ struct proc_fold {
 int proc_fold_init(struct proc_fold *pf, int max); /* 0 or -ENOMEM */
 void proc_fold_free(struct proc_fold *pf);
 /*
- * Take the rows of processes that no longer exist out of rows_map (the faults table) into pf.
- * Counts still pending per CPU for them go to the remainder row. 0, or -errno when the kernel
- * has no atomic lookup-and-delete for hash maps (before v5.14): then the table is left as it
- * is from then on.
+ * Take the rows of processes that no longer exist, and whose counts no longer pend in a CPU's
+ * slot (slots_map, ncpus CPUs), out of rows_map (the faults table) into pf. 0, or -errno when
+ * the kernel has no atomic lookup-and-delete for hash maps (before v5.14): then the table is
+ * left as it is from then on.
  */
-int proc_fold_sweep(struct proc_fold *pf, const struct bpf_map *rows_map);
+int proc_fold_sweep(struct proc_fold *pf, const struct bpf_map *rows_map,
+		    const struct bpf_map *slots_map, int ncpus);
 
 #endif

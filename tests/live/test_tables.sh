@@ -77,3 +77,7 @@ ok "tables: folded lines' sum within 2% of perf stat's page-faults" "folded $fs,
 rc=$?
 ok "tables: --max-rows 0 refused: one line, exit 2" "exit $rc: $(one_line "$TMP/bad.err")" \
 	eval "[ $rc -eq 2 ] && [ \$(wc -l <'$TMP/bad.err') -eq 1 ] && [ ! -s '$TMP/bad.out' ]"
+"$MMSCOPE" tlb --max-rows 4 -- true >"$TMP/bad2.out" 2>"$TMP/bad2.err"
+rc=$?
+ok "tables: --max-rows refused by tlb (faults only): one line, exit 2" "exit $rc: $(one_line "$TMP/bad2.err")" \
+	eval "[ $rc -eq 2 ] && [ \$(wc -l <'$TMP/bad2.err') -eq 1 ] && [ ! -s '$TMP/bad2.out' ]"

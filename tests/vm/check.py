@@ -761,6 +761,15 @@ def run_checks(target, blocks, markers, c):
             c.check("anatomy: by_file ends with the [other] row",
                     bf and bf[-1].get("name") == "[other]" and bf[-1].get("path") is None,
                     f"{bf[-1] if bf else None!r:.160}")
+        # ---- by_process and top_locations, [other] included, add up to the totals ----
+        fa1 = an.get("faults", {})
+        procs = fa1.get("by_process") or []
+        for k in ("user", "kernel", "minor", "major"):
+            c.near(f"anatomy: by_process rows (with [other]) {k} = faults' {k}",
+                   sum(r.get(k) or 0 for r in procs), fa1.get(k), 0)
+        c.near("anatomy: top_locations rows (with [other]) = user + kernel",
+               sum(r.get("count") or 0 for r in fa1.get("top_locations") or []),
+               fsum(fa1, "user", "kernel"), 0)
         # The workload's own getrusage() deltas: the kernel's accounting of each phase.
         c.check("anatomy: rusage of the anon, heap, shmem phases = their pages",
                 (s.get("rusage_anon_minor"), s.get("rusage_heap_minor"), s.get("rusage_shmem_minor"))
