@@ -131,8 +131,7 @@ static void heap_swap(struct proc_fold_row *h, int a, int b)
 	h[b] = t;
 }
 
-/* Keep the heaviest rows: a min-heap by faults, the lightest at [0], its excess in other. */
-static void fold_keep(struct proc_fold *pf, const struct proc_fold_row *row)
+void proc_fold_keep(struct proc_fold *pf, const struct proc_fold_row *row)
 {
 	struct proc_fold_row *h = pf->rows;
 	int i;
@@ -243,7 +242,7 @@ int proc_fold_sweep(struct proc_fold *pf, const struct bpf_map *rows_map,
 			pf->unsupported = true;
 			break;
 		}
-		fold_keep(pf, &row);
+		proc_fold_keep(pf, &row);
 		pf->folded++;
 	}
 	free(gone);

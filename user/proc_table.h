@@ -46,6 +46,9 @@ struct proc_fold {
 };
 
 int proc_fold_init(struct proc_fold *pf, int max); /* 0 or -ENOMEM */
+/* Keep row if it is among the max heaviest so far (by user + kernel faults: a min-heap, the
+ * lightest at [0]); what leaves or never enters is added to other. */
+void proc_fold_keep(struct proc_fold *pf, const struct proc_fold_row *row);
 void proc_fold_free(struct proc_fold *pf);
 /*
  * Take the rows of processes that no longer exist, and whose counts no longer pend in a CPU's
