@@ -152,7 +152,7 @@ static void top_locations(struct report *r, struct session *s, const struct mm_s
 			free(dso);
 		}
 		if (other)
-			fprintf(r->out, "  %10llu  %-40s\n", (unsigned long long)other, "[other]");
+			fprintf(r->out, "  %10llu  [other]\n", (unsigned long long)other);
 	}
 	free_locations(rows, n);
 }
