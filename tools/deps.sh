@@ -16,6 +16,8 @@ pkgs=(
 	debootstrap				# the fresh-machine set-up test (tests/setup/fresh_chroot.sh)
 	cppcheck clang-tidy clang-format valgrind	# static checks (tools/static-checks.sh)
 	chromium				# renders --svg flame graphs in tests/live/test_svg.sh
+	protobuf-compiler python3-protobuf	# read --pprof profiles in tests/live/test_pprof.sh
+	golang-go golang-github-google-pprof-dev	# pprof itself, built by test_pprof.sh
 	prometheus				# serve's test: a real scraper, and promtool
 	python3 procps util-linux coreutils git ca-certificates curl
 )

@@ -185,12 +185,14 @@ static int run_faults(struct mm_opts *opts)
 				.procs = true,
 				.files = true,
 				.locations = !opts->folded,
-				.stacks = opts->folded || opts->svg,
+				.stacks = opts_stacks(opts),
 				.fault_latency = opts->weight_latency,
 			},
 		.print = print_faults,
 		.flame_what = "page faults",
 		.flame_unit = "faults",
+		.pprof_class_label = "fault_class",
+		.pprof_latency = true,
 	};
 
 	return run_tracing(opts, &spec);
@@ -198,10 +200,9 @@ static int run_faults(struct mm_opts *opts)
 
 const struct command cmd_faults = {
 	.name = "faults",
-	.summary =
-		"Page faults in detail: classes, processes, code locations, latency.\n"
-		"user/kernel, read/write/exec, protection, minor/major, by process and code\n"
-		"location, with log2 histograms of fault latency; --folded/--svg for flame graphs.",
+	.summary = "Page faults in detail: classes, processes, code locations, latency.\n"
+		   "user/kernel, read/write/exec, protection, minor/major, by process and code\n"
+		   "location, log2 histograms of fault latency; stacks: --folded, --svg, --pprof.",
 	.help = "A fault is one entry into the architecture's fault handler; it completes when "
 		"the\n"
 		"kernel accounts it minor or major. Faults that never complete (retried, failed,\n"
@@ -216,7 +217,9 @@ const struct command cmd_faults = {
 		"  mmscope faults --svg faults.svg -- ./app   # table, and a flame graph\n"
 		"  mmscope faults --svg lat.svg --weight latency -- ./app  # where fault time "
 		"goes\n"
-		"  mmscope faults --folded -- ./app | flamegraph.pl > faults.svg\n",
+		"  mmscope faults --folded -- ./app | flamegraph.pl > faults.svg\n"
+		"  mmscope faults --pprof f.pb.gz -- ./app  # for go tool pprof, Parca, "
+		"Pyroscope\n",
 	.flags = CMD_TRACES | CMD_STACKS | CMD_LATENCY,
 	.run = run_faults,
 };

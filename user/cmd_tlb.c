@@ -29,11 +29,13 @@ static int run_tlb(struct mm_opts *opts)
 				.track_mm_cpus = true,
 				.untimed_faults = true,
 				.tlb_detail = true,
-				.tlb_stacks = opts->folded || opts->svg,
+				.tlb_stacks = opts_stacks(opts),
 			},
 		.print = print_tlb,
 		.flame_what = "TLB invalidations",
 		.flame_unit = "invalidations",
+		.pprof_class_label = "invalidation",
+		.pprof_class_prefix = "tlb ",
 	};
 
 	return run_tracing(opts, &spec);
@@ -58,7 +60,9 @@ const struct command cmd_tlb = {
 		"  mmscope tlb -- ./mprotect_toggle       # who sends the shootdowns\n"
 		"  mmscope tlb --folded -p 1234 > tlb.folded\n"
 		"  mmscope tlb --svg tlb.svg -- ./mprotect_toggle  # flame graph of who "
-		"invalidates\n",
+		"invalidates\n"
+		"  mmscope tlb --pprof tlb.pb.gz -- ./mprotect_toggle  # the same, for pprof "
+		"tools\n",
 	.flags = CMD_TRACES | CMD_STACKS,
 	.run = run_tlb,
 };

@@ -24,6 +24,7 @@ enum {
 	OPT_TOP,
 	OPT_MAX_ROWS,
 	OPT_SVG,
+	OPT_PPROF,
 	OPT_WEIGHT,
 	OPT_UNWIND,
 	OPT_UNWIND_MEMORY,
@@ -35,6 +36,7 @@ enum {
 	OPT_MAJOR,
 	OPT_MIN_LATENCY,
 	OPT_TYPE,
+	OPT_BPF_STATS,
 };
 
 static const struct option long_opts[] = {
@@ -56,6 +58,7 @@ static const struct option long_opts[] = {
 	{"top", required_argument, NULL, OPT_TOP},
 	{"max-rows", required_argument, NULL, OPT_MAX_ROWS},
 	{"svg", required_argument, NULL, OPT_SVG},
+	{"pprof", required_argument, NULL, OPT_PPROF},
 	{"weight", required_argument, NULL, OPT_WEIGHT},
 	{"major", no_argument, NULL, OPT_MAJOR},
 	{"min-latency", required_argument, NULL, OPT_MIN_LATENCY},
@@ -67,6 +70,7 @@ static const struct option long_opts[] = {
 	{"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
 	{"labels", required_argument, NULL, OPT_LABELS},
 	{"max-series", required_argument, NULL, OPT_MAX_SERIES},
+	{"bpf-stats", no_argument, NULL, OPT_BPF_STATS},
 	{NULL, 0, NULL, 0},
 };
 
@@ -132,6 +136,11 @@ void opts_usage(const struct command *cmd, FILE *f)
 				"(comm;user...;kernel...;[kind] COUNT)\n"
 				"      --svg FILE          also write a flame graph of the stacks "
 				"to FILE (SVG)\n"
+				"      --pprof FILE        also write the stacks to FILE as a "
+				"pprof "
+				"profile\n"
+				"                          (gzipped profile.proto: go tool pprof, "
+				"Parca, Pyroscope)\n"
 				"      --unwind HOW        user stacks: dwarf (call-frame tables, "
 				"for code\n"
 				"                          without frame pointers), fp (frame "
@@ -148,7 +157,9 @@ void opts_usage(const struct command *cmd, FILE *f)
 			fprintf(f,
 				"      --weight WHAT       of --folded and --svg stacks: count "
 				"(default) or\n"
-				"                          latency (ns of completed faults)\n"
+				"                          latency (ns of completed faults); "
+				"--pprof has both\n"
+				"                          and shows this one first\n"
 				"      --major             stacks of major faults only\n"
 				"      --min-latency SECS  stacks of faults that took at least "
 				"SECS "
@@ -175,6 +186,10 @@ void opts_usage(const struct command *cmd, FILE *f)
 			   "tp_btf, raw_tp,\n"
 			   "                          tracepoint, perf (events that have none are "
 			   "n/a)\n"
+			   "      --bpf-stats         time mmscope's own BPF programs in this "
+			   "run (the kernel's\n"
+			   "                          run-time statistics; a few ns more per "
+			   "event)\n"
 			   "  -v, --verbose           libbpf and attach details on stderr\n");
 	} else {
 		fprintf(f, "\nOptions:\n"
@@ -518,6 +533,20 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 			}
 			opts->svg = optarg;
 			break;
+		case OPT_PPROF:
+			if (!(cmd->flags & CMD_STACKS)) {
+				err_msg("--pprof: '%s' collects no stacks (profiles come from "
+					"'mmscope faults --pprof FILE' and 'mmscope tlb --pprof "
+					"FILE')",
+					cmd->name);
+				return -1;
+			}
+			if (!optarg[0]) {
+				err_msg("--pprof: expected a file name");
+				return -1;
+			}
+			opts->pprof = optarg;
+			break;
 		case OPT_WEIGHT:
 			if (strcmp(optarg, "count") == 0) {
 				opts->weight_latency = false;
@@ -582,6 +611,16 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 			break;
 		case OPT_NO_CHILDREN:
 			opts->no_children = true;
+			break;
+		case OPT_BPF_STATS:
+			/* serve's programs run for as long as it serves: bpftool prog shows them */
+			if (!(cmd->flags & CMD_TRACES) || (cmd->flags & CMD_SERVE)) {
+				err_msg("%s: option '--bpf-stats' is for stat, faults, tlb and "
+					"switch",
+					cmd->name);
+				return -1;
+			}
+			opts->bpf_stats = true;
 			break;
 		case OPT_UNWIND:
 			if (strcmp(optarg, "auto") == 0) {
@@ -711,23 +750,29 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 		err_msg("--folded with -i: folded stacks are printed once, at the end");
 		return -1;
 	}
-	if (have_unwind && !opts->folded && !opts->svg) {
-		err_msg("--unwind: it chooses how the stacks of --folded or --svg are walked; give "
-			"one of them");
+	if (have_unwind && !opts_stacks(opts)) {
+		err_msg("--unwind: it chooses how the stacks of --folded, --svg or --pprof are "
+			"walked; give one of them");
 		return -1;
 	}
-	if (have_stack_filter && !opts->folded && !opts->svg) {
-		err_msg("--major, --min-latency, --type: they choose the stacks of --folded or "
-			"--svg; "
-			"give one of them");
+	if (have_stack_filter && !opts_stacks(opts)) {
+		err_msg("--major, --min-latency, --type: they choose the stacks of --folded, "
+			"--svg or --pprof; give one of them");
 		return -1;
 	}
-	if (have_weight && !opts->folded && !opts->svg) {
-		err_msg("--weight: it weights the stacks of --folded or --svg; give one of them");
+	if (have_weight && !opts_stacks(opts)) {
+		err_msg("--weight: it weights the stacks of --folded, --svg or --pprof (its "
+			"default sample type); give one of them");
 		return -1;
 	}
 	if (opts->svg && opts->output && strcmp(opts->svg, opts->output) == 0) {
 		err_msg("--svg %s: -o names the same file", printable(opts->svg));
+		return -1;
+	}
+	if (opts->pprof && ((opts->output && strcmp(opts->pprof, opts->output) == 0) ||
+			    (opts->svg && strcmp(opts->pprof, opts->svg) == 0))) {
+		err_msg("--pprof %s: %s names the same file", printable(opts->pprof),
+			opts->svg && strcmp(opts->pprof, opts->svg) == 0 ? "--svg" : "-o");
 		return -1;
 	}
 	if (opts->no_children && !opts->npids && !opts->argv) {

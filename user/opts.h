@@ -58,6 +58,7 @@ struct mm_opts {
 	bool json;
 	bool folded;
 	const char *svg;     /* --svg FILE: flame graph */
+	const char *pprof;   /* --pprof FILE: gzipped profile.proto */
 	bool weight_latency; /* --weight latency: stacks weighted by latency, not count */
 	/* faults --folded/--svg: the stacks of these faults only (0: no filter) */
 	bool major_only;	  /* --major: faults that completed major */
@@ -70,6 +71,7 @@ struct mm_opts {
 	const char *btf;
 	int method; /* enum method_force */
 	bool no_children;
+	bool bpf_stats; /* --bpf-stats: the kernel times mmscope's programs for this run */
 	int top;
 	int max_rows; /* --max-rows: entries of the per-process and per-file BPF tables */
 	char **argv;  /* -- CMD ARGS..., NULL-terminated; NULL when absent */
@@ -81,6 +83,12 @@ struct mm_opts {
 	int labels;	   /* enum serve_labels */
 	int max_series;	   /* distinct label values kept (--max-series) */
 };
+
+/* Stacks are collected: --folded, --svg or --pprof. */
+static inline bool opts_stacks(const struct mm_opts *o)
+{
+	return o->folded || o->svg || o->pprof;
+}
 
 /* What a subcommand accepts and needs. */
 enum command_flags {

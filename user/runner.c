@@ -5,6 +5,7 @@
 #include <sys/utsname.h>
 
 #include "faults_report.h"
+#include "pprof.h"
 #include "runner.h"
 #include "unwind_report.h"
 #include "stacks.h"
@@ -105,7 +106,7 @@ static int write_svg(struct session *s, const struct tracing_spec *sp, const str
 	hooks_line(s, hooks, sizeof(hooks));
 	flame_format_ns(set->latency_ns, lat, sizeof(lat));
 	snprintf(totals, sizeof(totals), "%llu %s on %d stacks%s%s%s in %.2f s",
-		 (unsigned long long)set->count, sp->flame_unit, set->n,
+		 (unsigned long long)set->count, sp->flame_unit, set->distinct,
 		 set->latency_ns ? ", " : "", set->latency_ns ? lat : "",
 		 set->latency_ns ? " latency (fault entry to completion)" : "",
 		 session_duration_s(s));
@@ -115,6 +116,43 @@ static int write_svg(struct session *s, const struct tracing_spec *sp, const str
 	err = flame_svg_write(s->svg, set->recs, set->n, &fo);
 	if (err)
 		err_msg("--svg %s: %s", s->opts->svg, strerror(-err));
+	return err;
+}
+
+/* The profile of the run's stacks, with what, where and how as its comments. */
+static int write_pprof(struct session *s, const struct tracing_spec *sp,
+		       const struct stack_set *set)
+{
+	char what[256], target[512], where[768], hooks[1024];
+	unsigned char kid[64];
+	int kid_len = kernel_build_id(kid, sizeof(kid));
+	struct pprof_opts po = {
+		.events = sp->flame_unit,
+		.unit = "count",
+		/* A latency only where faults complete; else it is unknown, not 0. */
+		.latency = sp->pprof_latency && s->sel.events[EV_FAULT_DONE].chosen >= 0,
+		.default_latency = s->opts->weight_latency,
+		.class_label = sp->pprof_class_label,
+		.class_prefix = sp->pprof_class_prefix,
+		.time_nanos = (uint64_t)(s->wall_start * 1e9),
+		.duration_nanos = (uint64_t)(session_duration_s(s) * 1e9),
+		.kernel_build_id = kid_len > 0 ? kid : NULL,
+		.kernel_build_id_len = kid_len > 0 ? (size_t)kid_len : 0,
+		.comment = {what, where, hooks},
+	};
+	struct utsname u;
+	int err;
+
+	if (kid_len < 0)
+		verbose_msg("--pprof: the kernel's build ID: %s", strerror(-kid_len));
+	uname(&u);
+	report_target_line(s, target, sizeof(target));
+	snprintf(what, sizeof(what), "mmscope %s: %s by stack", s->opts->cmd->name, sp->flame_what);
+	snprintf(where, sizeof(where), "%s; kernel %s %s", target, u.release, u.machine);
+	hooks_line(s, hooks, sizeof(hooks));
+	err = pprof_write(s->pprof, set->recs, set->n, &po);
+	if (err)
+		err_msg("--pprof %s: %s", s->opts->pprof, strerror(-err));
 	return err;
 }
 
@@ -138,7 +176,7 @@ int run_tracing(struct mm_opts *opts, const struct tracing_spec *sp)
 	}
 	/* Faults still open now never completed: incomplete, with their invalidations. */
 	st.c[CNT_FAULT_REPLACED] += session_open_faults(&s, &st);
-	if (opts->folded || opts->svg) {
+	if (opts_stacks(opts)) {
 		struct stack_set set;
 		int err;
 
@@ -151,6 +189,8 @@ int run_tracing(struct mm_opts *opts, const struct tracing_spec *sp)
 			write_folded(s.out, &set, opts->weight_latency, st.c[CNT_LOST_FOLDED]);
 		if (!err && opts->svg)
 			err = write_svg(&s, sp, &set);
+		if (!err && opts->pprof)
+			err = write_pprof(&s, sp, &set);
 		free_stacks(&set);
 		if (err)
 			goto out;
@@ -168,6 +208,7 @@ int run_tracing(struct mm_opts *opts, const struct tracing_spec *sp)
 	report_begin(&r, -1, 0, 0);
 	sp->print(&r, &st, percpu, true);
 	unwind_report(&r, &st);
+	prog_stats_report(&r, &s.progs, verbose || opts->bpf_stats);
 	report_end(&r, &st);
 	status = 0;
 out:

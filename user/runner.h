@@ -17,6 +17,10 @@ struct tracing_spec {
 		      bool final);
 	/* Flame graphs: what the stacks count ("page faults") and the unit ("faults"). */
 	const char *flame_what, *flame_unit;
+	/* --pprof: the label key of the leaf frame ("fault_class"), what is cut from its name
+	 * ("tlb "), and whether events have a latency (where faults complete). */
+	const char *pprof_class_label, *pprof_class_prefix;
+	bool pprof_latency;
 	/* Leaf frame of a folded stack, from the folded key's kind. */
 	void (*kind_name)(uint32_t kind, char *buf, size_t len);
 	/* Set-up after the hooks are attached, before the target runs (may be NULL). */

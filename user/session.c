@@ -44,7 +44,8 @@ static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t signals_seen;
 /* The -o temporary file, removed by a second Ctrl-C: no half-written output is left. */
 static const char *volatile signal_tmp_path;
-static const char *volatile signal_svg_tmp_path; /* --svg's */
+static const char *volatile signal_svg_tmp_path;   /* --svg's */
+static const char *volatile signal_pprof_tmp_path; /* --pprof's */
 
 static void on_stop_signal(int sig)
 {
@@ -55,6 +56,8 @@ static void on_stop_signal(int sig)
 			unlink(signal_tmp_path);
 		if (signal_svg_tmp_path)
 			unlink(signal_svg_tmp_path);
+		if (signal_pprof_tmp_path)
+			unlink(signal_pprof_tmp_path);
 		_exit(130);
 	}
 	stop_requested = 1;
@@ -577,6 +580,8 @@ static void configure(struct session *s)
 					selection_chosen(&s->sel, EV_SWITCH) != NULL;
 	sk->rodata->lat_from_calls = done && done->method != HM_PERF_SW && !s->cfg.count_only;
 	sk->rodata->untrack_at_free = selection_chosen(&s->sel, EV_TASK_FREE) != NULL;
+	/* powerpc's hash MMU: see perf_regs_class() */
+	sk->rodata->prot_unknown = s->caps.arch == ARCH_POWERPC && s->caps.mmu == MMU_HASH;
 	sk->rodata->interpreted = s->caps.jit_off;
 	/* The kernel's BPF features, and the fallbacks where it lacks one (bpf/compat.bpf.h). */
 	sk->rodata->has_task_btf = s->caps.feat[BF_TASK_BTF];
@@ -960,6 +965,13 @@ static int open_output(struct session *s)
 		if (!s->svg_direct)
 			signal_svg_tmp_path = s->svg_file.tmp_path;
 	}
+	if (s->opts->pprof) {
+		if (open_out_file("--pprof", s->opts->pprof, &s->pprof_file, &s->pprof,
+				  &s->pprof_direct))
+			return -1;
+		if (!s->pprof_direct)
+			signal_pprof_tmp_path = s->pprof_file.tmp_path;
+	}
 	return 0;
 }
 
@@ -1257,6 +1269,7 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 	uint64_t t_begin = now_ns();
 
 	memset(s, 0, sizeof(*s));
+	s->progs.stats_fd = -1;
 	s->opts = opts;
 	s->cfg = *cfg;
 	s->child_go_fd = s->child_err_fd = s->cgroup_fd = -1;
@@ -1434,6 +1447,8 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 			return -1;
 		}
 		load_unwind_tables(s);
+		/* Before the first hook: the statistics count only the runs made while on. */
+		prog_stats_start(&s->progs, opts->bpf_stats);
 		for (int k = 0; k < EV_NR && !failed_c; k++) {
 			int e = attach_order(k);
 			const struct hook_candidate *c =
@@ -1754,6 +1769,8 @@ int session_run(struct session *s, interval_fn on_interval)
 	/* Detach every hook before reading anything: the maps then hold one consistent
 	 * snapshot (per-process rows add up to the totals), and the run's cost ends here. */
 	detach_links(s);
+	prog_stats_read(&s->progs, s->skel->obj);
+	prog_stats_stop(&s->progs);
 	collect_open_faults(s);
 	if (s->rb)
 		ring_buffer__consume(s->rb);
@@ -1880,6 +1897,7 @@ int session_close(struct session *s, int status)
 {
 	sigset_t saved;
 
+	prog_stats_stop(&s->progs);
 	if (s->child > 0 && !s->child_exited) {
 		/* An error before or during the run: do not leave the command behind. */
 		if (s->child_go_fd >= 0) {
@@ -1916,8 +1934,16 @@ int session_close(struct session *s, int status)
 	ksyms_free(s->ksyms);
 	kcaps_free_live(&s->caps);
 
-	/* The flame graph first: a failure to write it fails the run, and then -o is not
-	 * committed either. */
+	/* The flame graph and the profile first: a failure to write them fails the run, and
+	 * then -o is not committed either. */
+	if (s->pprof) {
+		block_stop_signals(&saved);
+		status = close_out_file("--pprof", s->opts->pprof, &s->pprof_file, s->pprof,
+					s->pprof_direct, status);
+		signal_pprof_tmp_path = NULL;
+		sigprocmask(SIG_SETMASK, &saved, NULL);
+		s->pprof = NULL;
+	}
 	if (s->svg) {
 		block_stop_signals(&saved);
 		status = close_out_file("--svg", s->opts->svg, &s->svg_file, s->svg, s->svg_direct,

@@ -17,6 +17,7 @@
 #include "proc_table.h"
 #include "stack_table.h"
 #include "opts.h"
+#include "prog_stats.h"
 #include "sym.h"
 #include "util.h"
 #include "../bpf/mmscope.h"
@@ -118,6 +119,9 @@ struct session {
 	struct atomic_file svg_file; /* --svg, the same way */
 	FILE *svg;
 	bool svg_direct;
+	struct atomic_file pprof_file; /* --pprof, the same way */
+	FILE *pprof;
+	bool pprof_direct;
 
 	/* Maps snapshots to take again a little after an exec: the new image's libraries are
 	 * mapped by its loader after the exec event, and frames recorded as raw addresses (when
@@ -130,6 +134,7 @@ struct session {
 	uint64_t pass_start; /* start of this loop pass: the immediate-snapshot budget */
 
 	struct hw_counter hw[4];
+	struct prog_stats progs; /* what mmscope's own programs cost (--bpf-stats) */
 	bool stopped_by_signal;
 };
 

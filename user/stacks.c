@@ -303,28 +303,54 @@ struct frame_list {
 	bool failed;
 };
 
-static void fl_add(struct frame_list *l, const char *name, enum frame_type type)
+/* The frame added, for its location to be filled in; NULL when it was not. */
+static struct stack_frame *fl_add(struct frame_list *l, const char *name, enum frame_type type)
 {
+	struct stack_frame *f = &l->f[l->n];
+
 	if (l->n >= (int)(sizeof(l->f) / sizeof(l->f[0])))
-		return;
-	l->f[l->n].name = strdup(name);
-	l->f[l->n].type = type;
-	if (!l->f[l->n].name)
+		return NULL;
+	memset(f, 0, sizeof(*f));
+	f->name = strdup(name);
+	f->type = type;
+	if (!f->name) {
 		l->failed = true;
-	else
-		l->n++;
+		return NULL;
+	}
+	l->n++;
+	return f;
+}
+
+/* A user frame's file and offset in it, as symbolized. */
+static void frame_set_user(struct frame_list *l, struct stack_frame *f, const struct usym *u)
+{
+	if (!f || !u->dso)
+		return;
+	f->dso = strdup(u->dso);
+	if (!f->dso)
+		l->failed = true;
+	f->addr = u->file_offset;
+	if (u->build_id_len && u->build_id_len <= sizeof(f->build_id)) {
+		memcpy(f->build_id, u->build_id, u->build_id_len);
+		f->build_id_len = (uint8_t)u->build_id_len;
+	}
 }
 
 static void free_frames(struct stack_frame *f, int n)
 {
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		free(f[i].name);
+		free(f[i].dso);
+	}
 }
 
+/* By folded text, then by process: --folded's lines are runs of equal texts. */
 static int cmp_record(const void *a, const void *b)
 {
-	return strcmp(((const struct stack_record *)a)->folded,
-		      ((const struct stack_record *)b)->folded);
+	const struct stack_record *x = a, *y = b;
+	int c = strcmp(x->folded, y->folded);
+
+	return c ? c : (x->pid > y->pid) - (x->pid < y->pid);
 }
 
 /* The frames of one folded key: comm, user stack, kernel stack, event kind. */
@@ -360,8 +386,10 @@ static void key_frames(struct session *s, const struct folded_key *key, kind_nam
 		 * may be the end of another function. */
 		resolve_user_retry(s, key->tgid, (uint32_t)us->f[i].status, us->f[i].build_id,
 				   us->f[i].offset_or_ip - (i > 0), &u);
-		fl_add(l, user_frame_name(&u, unnamed, sizeof(unnamed)),
-		       u.dso ? FRAME_USER : FRAME_OTHER);
+		frame_set_user(l,
+			       fl_add(l, user_frame_name(&u, unnamed, sizeof(unnamed)),
+				      u.dso ? FRAME_USER : FRAME_OTHER),
+			       &u);
 	}
 	if (ks)
 		nk = (int)ks->nr;
@@ -380,8 +408,12 @@ static void key_frames(struct session *s, const struct folded_key *key, kind_nam
 	if (nk == KERNEL_STACK_DEPTH)
 		fl_add(l, "[truncated]", FRAME_OTHER);
 	for (int i = nk - 1; i >= first; i--) {
-		if (names[i])
-			fl_add(l, names[i], FRAME_KERNEL);
+		struct stack_frame *f;
+
+		if (names[i] && (f = fl_add(l, names[i], FRAME_KERNEL)))
+			f->addr = ks->ip[i] - (i > 0);
+		else if (names[i])
+			continue;
 		else
 			fl_add(l, "[unknown]", FRAME_OTHER);
 	}
@@ -461,6 +493,7 @@ int read_stacks(struct session *s, kind_name_fn kind_name, struct stack_set *set
 		}
 		memcpy(r->frames, l.f, (size_t)l.n * sizeof(*r->frames));
 		r->nframes = l.n;
+		r->pid = fe->key.tgid;
 		r->count = v.count;
 		r->latency_ns = v.latency_ns;
 		set->count += v.count;
@@ -469,7 +502,7 @@ int read_stacks(struct session *s, kind_name_fn kind_name, struct stack_set *set
 	}
 	if (recs)
 		qsort(recs, (size_t)n, sizeof(*recs), cmp_record);
-	/* Stacks that symbolize alike are one record. */
+	/* Stacks of a process that symbolize alike are one record. */
 	set->recs = recs;
 	set->n = 0;
 	for (int i = 0; i < n; i++) {
@@ -477,7 +510,10 @@ int read_stacks(struct session *s, kind_name_fn kind_name, struct stack_set *set
 
 		if (out != &recs[i])
 			*out = recs[i];
-		while (i + 1 < n && strcmp(out->folded, recs[i + 1].folded) == 0) {
+		if (set->n == 1 || strcmp(out->folded, recs[set->n - 2].folded) != 0)
+			set->distinct++;
+		while (i + 1 < n && out->pid == recs[i + 1].pid &&
+		       strcmp(out->folded, recs[i + 1].folded) == 0) {
 			i++;
 			out->count += recs[i].count;
 			out->latency_ns += recs[i].latency_ns;
@@ -508,6 +544,11 @@ int write_folded(FILE *out, const struct stack_set *set, bool latency, uint64_t 
 		const struct stack_record *r = &set->recs[i];
 		uint64_t w = latency ? r->latency_ns : r->count;
 
+		/* One line for the processes of one text (one record each, in a run). */
+		while (i + 1 < set->n && strcmp(r->folded, set->recs[i + 1].folded) == 0) {
+			i++;
+			w += latency ? set->recs[i].latency_ns : set->recs[i].count;
+		}
 		/* Weighted by latency, faults that never completed have none: no line. */
 		if (!w)
 			continue;

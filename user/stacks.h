@@ -31,13 +31,15 @@ struct location_row *read_locations(struct session *s, int *n);
 void free_locations(struct location_row *rows, int n);
 
 /*
- * The stacks the BPF side counted, symbolized: one record per distinct stack (stacks that
- * symbolize alike are merged), sorted by their --folded text. Both --folded and --svg are
- * written from these records. kind_name names the leaf frame from the key's kind.
+ * The stacks the BPF side counted, symbolized: one record per distinct stack and process
+ * (stacks of a process that symbolize alike are merged), sorted by their --folded text, then
+ * pid. --folded, --svg and --pprof are written from these records. kind_name names the leaf
+ * frame from the key's kind.
  */
 struct stack_set {
 	struct stack_record *recs;
 	int n;
+	int distinct; /* distinct --folded texts (stacks of several processes count once) */
 	uint64_t count, latency_ns; /* totals */
 	uint64_t lost; /* events of records userspace had no room for (CNT_LOST_FOLDED) */
 };

@@ -39,15 +39,27 @@ enum frame_type {
 	FRAME_TYPES,
 };
 
+#define STACK_BUILD_ID_MAX 20 /* as the BPF side reports build IDs */
+
 struct stack_frame {
 	char *name; /* raw bytes as read (NUL-terminated), not escaped */
 	enum frame_type type;
+	/* Where the frame's code is (--pprof's mappings): FRAME_KERNEL: addr is the kernel
+	 * address that was symbolized; FRAME_USER: dso is the file (NULL: unknown), addr the
+	 * offset in it that was symbolized, build_id its GNU build ID (build_id_len 0: none
+	 * known, or longer than STACK_BUILD_ID_MAX). Both addresses are of the call, not the
+	 * return address, above the leaf. */
+	char *dso;
+	uint64_t addr;
+	unsigned char build_id[STACK_BUILD_ID_MAX];
+	uint8_t build_id_len;
 };
 
 /* One stack: root (the process) first, leaf (the event kind) last. */
 struct stack_record {
 	struct stack_frame *frames;
 	int nframes;
+	uint32_t pid;	     /* the process (tgid) whose events these are */
 	uint64_t count;	     /* events */
 	uint64_t latency_ns; /* their summed latency (0: none) */
 	char *folded;	     /* the --folded text of the stack (escaped, ';'-joined) */

@@ -34,6 +34,7 @@
 #endif
 #include "demangle.h"
 #include "sym.h"
+#include "util.h"
 
 #include <limits.h>
 
@@ -481,6 +482,41 @@ uint64_t ksyms_addr(const struct ksyms *ks, const char *name)
 	if (lo < ks->n && !strcmp(ks->str + ks->sym[ks->by_name[lo]].name, name))
 		return ks->sym[ks->by_name[lo]].addr;
 	return 0;
+}
+
+/*
+ * /sys/kernel/notes is the kernel's .notes section: 4-byte aligned ELF notes of the kernel's
+ * own byte order, no ELF header around them (so not elf_build_id_from_mem()'s job).
+ */
+int kernel_build_id(unsigned char *out, size_t size)
+{
+	unsigned char buf[4096];
+	long n = read_small_file("/sys/kernel/notes", (char *)buf, sizeof(buf));
+	size_t pos = 0;
+
+	if (n < 0)
+		return (int)n;
+	while (pos + 12 <= (size_t)n) {
+		uint32_t namesz, descsz, type;
+		size_t name_at = pos + 12, desc_at, next;
+
+		memcpy(&namesz, buf + pos, 4);
+		memcpy(&descsz, buf + pos + 4, 4);
+		memcpy(&type, buf + pos + 8, 4);
+		desc_at = name_at + (((size_t)namesz + 3) & ~(size_t)3);
+		next = desc_at + (((size_t)descsz + 3) & ~(size_t)3);
+		if (namesz > (size_t)n || descsz > (size_t)n || next > (size_t)n)
+			break;
+		if (type == NT_GNU_BUILD_ID && namesz == sizeof(ELF_NOTE_GNU) &&
+		    !memcmp(buf + name_at, ELF_NOTE_GNU, sizeof(ELF_NOTE_GNU)) && descsz) {
+			if (descsz > size)
+				return -ENOSPC;
+			memcpy(out, buf + desc_at, descsz);
+			return (int)descsz;
+		}
+		pos = next;
+	}
+	return -ENODATA;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -2013,6 +2049,10 @@ bool usyms_resolve_build_id(struct usyms *us, const unsigned char build_id[SYM_B
 		return false;
 	out->dso = d->path;
 	out->file_offset = file_offset;
+	if (d->has_id) {
+		out->build_id = d->id;
+		out->build_id_len = d->id_len;
+	}
 	dso_symbolize(d, file_offset, out);
 	out->name = shown_name(us, out->name);
 	return true;
@@ -2047,6 +2087,10 @@ bool usyms_resolve_addr(struct usyms *us, int pid, uint64_t addr, struct usym *o
 	/* The path as the process sees it, even when the DSO was first met under another. */
 	out->dso = m->path;
 	out->file_offset = m->pgoff + (addr - m->start);
+	if (m->dso && m->dso->has_id) {
+		out->build_id = m->dso->id;
+		out->build_id_len = m->dso->id_len;
+	}
 	if (m->dso)
 		dso_symbolize(m->dso, out->file_offset, out);
 	out->name = shown_name(us, out->name);

@@ -32,6 +32,8 @@ void ksyms_free(struct ksyms *ks);
 const char *ksyms_resolve(const struct ksyms *ks, uint64_t addr, uint64_t *offset);
 /* Address of a symbol by name, 0 when absent. */
 uint64_t ksyms_addr(const struct ksyms *ks, const char *name);
+/* The running kernel's GNU build ID (/sys/kernel/notes) into out: its length, or -errno. */
+int kernel_build_id(unsigned char *out, size_t size);
 
 struct usym {
 	const char *name;     /* symbol name (demangled), NULL when the DSO is known but not
@@ -39,6 +41,9 @@ struct usym {
 	const char *dso;      /* path of the file as registered, NULL when unknown */
 	uint64_t offset;      /* offset of the address in the symbol */
 	uint64_t file_offset; /* offset of the address in the file, when dso is known */
+	/* The file's GNU build ID as its note holds it (build_id_len bytes; 0 when unknown). */
+	const unsigned char *build_id;
+	size_t build_id_len;
 };
 
 struct usyms;

@@ -12,10 +12,13 @@
  * control characters and invalid UTF-8, and unescape back to the input. The input also becomes
  * stacks (names, frame kinds, weights) and a title for the flame graph SVG writer, whose document
  * must be valid UTF-8 without XML-forbidden characters, made only of the writer's own elements,
- * properly nested, with every '&' an entity and no markup from the names.
+ * properly nested, with every '&' an entity and no markup from the names. The same stacks (the
+ * names also as file paths) go through the pprof writer, whose output must gunzip to fields of
+ * the wire format and a string table of valid UTF-8 (what proto3 readers demand).
  *
  * Build: clang -g -O1 -fsanitize=fuzzer,address,undefined -Iuser tests/fuzz/fuzz_output.c \
- *        user/json.c user/escape.c user/hist.c user/svg.c -o fuzz_output
+ *        user/json.c user/escape.c user/hist.c user/svg.c user/pprof.c user/keyed_table.c \
+ *        -lz -o fuzz_output
  */
 #include <inttypes.h>
 #include <math.h>
@@ -27,7 +30,9 @@
 #include "escape.h"
 #include "hist.h"
 #include "json.h"
+#include "pprof.h"
 #include "svg.h"
+#include <zlib.h>
 
 /* abort() so that libFuzzer saves the input as a crash. */
 #define CHECK(cond)                                                                                \
@@ -892,15 +897,69 @@ static void check_svg_markup(const char *doc, size_t len, size_t max_groups)
 	CHECK(groups <= max_groups);
 }
 
+static bool pb_get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
+{
+	*v = 0;
+	for (int shift = 0; shift < 70 && *p < end; shift += 7) {
+		unsigned char c = *(*p)++;
+
+		*v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/* A gzipped Profile: its top-level fields well formed, its string table valid UTF-8. */
+static void check_pprof(const unsigned char *gz, size_t len)
+{
+	size_t cap = 1 << 20;
+	unsigned char *raw = malloc(cap);
+	const unsigned char *p, *end;
+	z_stream z = {0};
+	int nstrings = 0;
+
+	CHECK(raw);
+	CHECK(len >= 2 && gz[0] == 0x1f && gz[1] == 0x8b);
+	CHECK(inflateInit2(&z, 15 + 16) == Z_OK);
+	z.next_in = (unsigned char *)gz;
+	z.avail_in = (uInt)len;
+	z.next_out = raw;
+	z.avail_out = (uInt)cap;
+	CHECK(inflate(&z, Z_FINISH) == Z_STREAM_END);
+	p = raw;
+	end = raw + z.total_out;
+	inflateEnd(&z);
+	while (p < end) {
+		uint64_t tag, v;
+
+		CHECK(pb_get_varint(&p, end, &tag));
+		CHECK((tag & 7) == 0 || (tag & 7) == 2);
+		CHECK(pb_get_varint(&p, end, &v));
+		if ((tag & 7) == 0)
+			continue;
+		CHECK(v <= (uint64_t)(end - p));
+		if (tag >> 3 == 6) {
+			/* The first string is "". */
+			CHECK(nstrings++ || v == 0);
+			CHECK(valid_utf8((const char *)p, v));
+		}
+		p += v;
+	}
+	CHECK(nstrings >= 1);
+	free(raw);
+}
+
 /*
  * The input as stacks: NUL-separated chunks, each a frame whose first byte gives its kind (low
  * bits), whether it starts a new stack (0x80) and that stack's weight; the rest is the name.
  */
 static void fuzz_svg(const char *data, size_t size)
 {
-	struct stack_frame frames[256];
+	struct stack_frame frames[256] = {0};
 	struct stack_record recs[64];
 	struct flame_opts o = {.unit = "faults"};
+	struct pprof_opts po = {.events = "faults", .unit = "count", .class_label = "fault_class"};
 	char *names = malloc(size + 1), *doc = NULL;
 	size_t doclen = 0, nframes = 0, i;
 	int nrecs = 0;
@@ -926,7 +985,12 @@ static void fuzz_svg(const char *data, size_t size)
 		}
 		frames[nframes].type = (enum frame_type)(b % FRAME_TYPES);
 		frames[nframes].name = names + i + (n > 0);
+		/* The name as the file too, for the pprof writer's mappings. */
+		frames[nframes].dso = (b & 0x40) ? names + i : NULL;
+		frames[nframes].addr = b;
+		frames[nframes].build_id_len = b & 7;
 		recs[nrecs - 1].nframes++;
+		recs[nrecs - 1].pid = b;
 		nframes++;
 		i += n + 1;
 	}
@@ -945,6 +1009,15 @@ static void fuzz_svg(const char *data, size_t size)
 			(unsigned char)doc[i + 2] >= 0xbe));
 	}
 	check_svg_markup(doc, doclen, nframes + 1);
+	free(doc);
+	doc = NULL;
+	po.comment[0] = names;
+	po.latency = o.latency;
+	f = open_memstream(&doc, &doclen);
+	CHECK(f);
+	CHECK(pprof_write(f, recs, nrecs, &po) == 0);
+	fclose(f);
+	check_pprof((const unsigned char *)doc, doclen);
 	free(doc);
 	free(names);
 }
