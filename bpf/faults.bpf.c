@@ -287,6 +287,8 @@ static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 ip)
 	of->tlb = 0;
 	of->calls = 0;
 	of->loc_ip = loc_ip;
+	of->file_ino = 0;
+	of->file_dev = 0;
 	if (collect_stacks) {
 		bpf_get_current_comm(of->comm, sizeof(of->comm));
 		/* Kernel-mode faults too: the user stack shows the system call's caller. */
@@ -487,7 +489,11 @@ static __always_inline void learn_access(struct open_fault *of, unsigned int fla
 		     : cls & FC_EXEC ? CNT_FAULT_EXEC
 				     : CNT_FAULT_READ]++;
 	if (collect_procs) {
+		__u32 other = PROC_OTHER_TGID;
 		struct proc_faults *p = bpf_map_lookup_elem(&procs, &of->tgid);
+
+		if (!p)
+			p = bpf_map_lookup_elem(&procs, &other);
 
 		if (p)
 			__sync_fetch_and_add(cls & FC_WRITE  ? &p->write
@@ -569,6 +575,84 @@ static __always_inline __u32 vma_type_probe(struct vm_area_struct *vma, __u32 cl
 {
 	VMA_TYPE_BODY(VMA_PROBE, VMA_PROBE_MAGIC)
 }
+/* Files' names, by device and inode, recorded at their first fault (struct file_name). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct file_name_key);
+	__type(value, struct file_name);
+} file_names SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct file_name);
+} file_name_scratch SEC(".maps");
+
+/*
+ * Record the name of the file (device dev, inode ino) if it is new: its dentries' names up to
+ * its filesystem's root, the walk d_path() makes (fs/d_path.c prepend_path()) short of the
+ * mounts, which userspace adds from the device. A dentry that is its own parent at the leaf
+ * is a pseudo file's (memfd, shared anonymous memory, SysV shm: d_alloc_pseudo()), named
+ * "/" + its name as d_path() does. Unhashed: unlinked (d_unlinked()), or pseudo.
+ */
+static __always_inline void file_name_note(struct file *file, __u32 dev, __u64 ino)
+{
+	struct file_name_key key = {.ino = ino, .dev = dev};
+	struct dentry *d, *parent;
+	struct file_name *fn;
+	__u32 zero = 0, i;
+	long err;
+
+	if (bpf_map_lookup_elem(&file_names, &key))
+		return;
+	fn = bpf_map_lookup_elem(&file_name_scratch, &zero);
+	if (!fn)
+		return;
+	fn->depth = 0;
+	fn->flags = 0;
+	d = BPF_CORE_READ(file, f_path.dentry);
+	if (!BPF_CORE_READ(d, d_hash.pprev))
+		fn->flags |= FN_DELETED;
+	for (i = 0; i < FILE_PATH_DEPTH; i++) {
+		parent = BPF_CORE_READ(d, d_parent);
+		if (parent == d && i > 0)
+			break; /* the filesystem's root: not a name in the path */
+		bpf_probe_read_kernel_str(fn->comp[i], FILE_NAME_LEN,
+					  BPF_CORE_READ(d, d_name.name));
+		if (BPF_CORE_READ(d, d_name.len) >= FILE_NAME_LEN)
+			fn->flags |= FN_NAME_CUT;
+		fn->depth = i + 1;
+		if (parent == d) {
+			fn->flags |= FN_PSEUDO;
+			break;
+		}
+		d = parent;
+	}
+	if (i == FILE_PATH_DEPTH && BPF_CORE_READ(d, d_parent) != d)
+		fn->flags |= FN_DEEPER;
+	err = bpf_map_update_elem(&file_names, &key, fn, BPF_NOEXIST);
+	if (err && err != -17 /* EEXIST: another CPU's */)
+		count_lost(CNT_LOST_FILE_NAME);
+}
+
+/* The file the vma maps (none: 0, 0) into the open fault, its name noted if new. */
+static __always_inline void fault_file_note(struct open_fault *of, struct vm_area_struct *vma)
+{
+	struct file *file = BPF_CORE_READ(vma, vm_file);
+	struct inode *inode;
+
+	of->file_ino = 0;
+	of->file_dev = 0;
+	if (!file)
+		return;
+	inode = BPF_CORE_READ(file, f_inode);
+	of->file_ino = BPF_CORE_READ(inode, i_ino);
+	of->file_dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	file_name_note(file, of->file_dev, of->file_ino);
+}
+
 /*
  * A handle_mm_fault() call for the current thread's open fault (regs set: GUP's calls have
  * none and are no fault): the access where the entry could not tell it, the type of the
@@ -586,6 +670,8 @@ static __always_inline void mm_fault_of_call(void *ctx, struct vm_area_struct *v
 	learn_access(of, flags);
 	t = btf ? vma_type_btf(vma, of->cls) : vma_type_probe(vma, of->cls);
 	of->cls = (of->cls & ~FC_TYPE_MASK) | (t << FC_TYPE_SHIFT);
+	if (collect_files)
+		fault_file_note(of, vma);
 	of->calls++;
 	if (collect_locations)
 		location_build_id(ctx, of);

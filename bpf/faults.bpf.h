@@ -24,6 +24,10 @@ struct open_fault {
 	__u64 kernel_stack;
 	char comm[MMSCOPE_COMM_LEN];
 	__u64 loc_ip; /* a new user location whose build ID handle_mm_fault()'s hook reads */
+	/* The file the fault's mapping maps (handle_mm_fault()'s vma: where hooked), or 0. */
+	__u64 file_ino;
+	__u32 file_dev;
+	__u32 file_pad;
 };
 
 #if MMSCOPE_TASK_STORAGE
@@ -202,6 +206,51 @@ static __always_inline void fault_tlb_count(struct mm_stats *s, __u32 cls, __u32
 		s->fault_tlb[i][FT_BROADCAST]++;
 }
 
+/* Faults on files by file and process (struct file_key); where it is full, the stats'
+ * CNT_FILE_OTHER_* count what it had no room for. */
+STATE_DECL struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct file_key);
+	__type(value, struct file_faults);
+} files SEC(".maps");
+
+/*
+ * A fault on a file's mapping ended (col: enum type_col) under its file and process. Every one
+ * is in the totals (CNT_FILE_*), and in the files map or, when it is full, in the remainder
+ * (CNT_FILE_OTHER_*): the rows userspace shows and [other] add up to the totals.
+ */
+static __always_inline void file_count(struct mm_stats *s, const struct open_fault *of, __u32 col,
+				       __u64 lat, bool timed)
+{
+	struct file_key key = {.ino = of->file_ino, .dev = of->file_dev, .tgid = of->tgid};
+	struct file_faults *f, init = {};
+
+	if (!collect_files || (!key.ino && !key.dev) || col >= TY_NR)
+		return;
+	s->c[CNT_FILE_MINOR + col]++;
+	if (!timed)
+		lat = 0;
+	f = bpf_map_lookup_elem(&files, &key);
+	if (!f) {
+		bpf_get_current_comm(init.comm, sizeof(init.comm));
+		bpf_map_update_elem(&files, &key, &init, BPF_NOEXIST);
+		f = bpf_map_lookup_elem(&files, &key);
+	}
+	if (!f) {
+		s->c[CNT_FILE_OTHER_MINOR + col]++;
+		s->c[CNT_FILE_OTHER_LAT_SUM] += lat;
+		return;
+	}
+	__sync_fetch_and_add(&f->n[col], 1);
+	if (lat) {
+		__sync_fetch_and_add(&f->lat_sum, lat);
+		/* Not atomic: two CPUs racing on one file's new maximum may keep the smaller. */
+		if (lat > f->lat_max)
+			f->lat_max = lat;
+	}
+}
+
 /*
  * An open fault that will never complete: the thread's next fault entry replaced it (a retry,
  * a failure, a signal), or the thread exited. Counted incomplete, with its class, its TLB
@@ -222,6 +271,7 @@ static __always_inline void fault_type_count(struct mm_stats *s, const struct op
 	if (t >= FTY_NR || col >= TY_NR)
 		return;
 	s->type_n[t][col]++;
+	file_count(s, of, col, lat, timed);
 	if (timed) {
 		hist_bump(s->type_lat[t], lat);
 		s->type_lat_sum[t] += lat;
@@ -232,7 +282,13 @@ static __always_inline void fault_type_count(struct mm_stats *s, const struct op
 				      : CNT_FAULT_CALLS_3PLUS]++;
 }
 
-static __always_inline void fault_abandoned(struct mm_stats *s, struct open_fault *of)
+/*
+ * Not inlined: at a fault entry it runs before the stack walk, and inline its branches (the
+ * files map, the folded record) multiplied the states the verifier carries into the walk's
+ * loops, past its million instructions with --unwind dwarf or --pprof. A call leaves only the
+ * caller's registers and stack to compare.
+ */
+static __noinline void fault_abandoned(struct mm_stats *s, struct open_fault *of)
 {
 	s->c[CNT_FAULT_REPLACED]++;
 	fault_type_count(s, of, TY_INCOMPLETE, 0, false);

@@ -170,6 +170,17 @@ enum mm_counter {
 	CNT_FAULT_CALLS_1,
 	CNT_FAULT_CALLS_2,
 	CNT_FAULT_CALLS_3PLUS,
+	/* Faults on a file's mapping (the vma's vm_file), by how they ended, where
+	 * handle_mm_fault() is hooked: counted whether or not the files map had room for them. */
+	CNT_FILE_MINOR,
+	CNT_FILE_MAJOR,
+	CNT_FILE_INCOMPLETE,
+	/* ... of those, the ones the files map was full for: by_file's [other] row. */
+	CNT_FILE_OTHER_MINOR,
+	CNT_FILE_OTHER_MAJOR,
+	CNT_FILE_OTHER_INCOMPLETE,
+	CNT_FILE_OTHER_LAT_SUM, /* their latency, for [other]'s mean */
+	CNT_LOST_FILE_NAME,	/* a file whose name the file_names map had no room for */
 	CNT_NR,
 };
 
@@ -288,6 +299,48 @@ struct switch_proc {
 /* Per-process fault breakdown (key: tgid). */
 enum proc_counter { PC_USER, PC_KERNEL, PC_READ, PC_WRITE, PC_EXEC, PC_MINOR, PC_MAJOR, PC_NR };
 
+/*
+ * Faults on files (faults --json by_file): by the file (its device, in the kernel's encoding
+ * MAJOR << 20 | MINOR, and inode) and the process that took them. Values: how the faults
+ * ended (enum type_col), and the latency of those that completed.
+ */
+struct file_key {
+	__u64 ino;
+	__u32 dev;
+	__u32 tgid;
+};
+
+struct file_faults {
+	char comm[MMSCOPE_COMM_LEN];
+	__u64 n[TY_NR];
+	__u64 lat_sum, lat_max;
+};
+
+/*
+ * A file's name as its dentries give it, leaf first, up to its filesystem's root: the kernel
+ * allows bpf_d_path() only from a few hooks (none of the fault path's), so the walk is done
+ * here and the mount point is found from the device in userspace. A name longer than
+ * FILE_NAME_LEN - 1 is cut (FN_NAME_CUT); a path deeper than FILE_PATH_DEPTH keeps its last
+ * FILE_PATH_DEPTH names (FN_DEEPER).
+ */
+#define FILE_PATH_DEPTH 12
+#define FILE_NAME_LEN	64
+#define FN_DELETED	1u /* unlinked: d_path()'s " (deleted)" */
+#define FN_DEEPER	2u
+#define FN_NAME_CUT	4u
+#define FN_PSEUDO	8u /* a pseudo file (memfd, shmem): its one name, no mount */
+struct file_name_key {
+	__u64 ino;
+	__u32 dev;
+	__u32 pad;
+};
+
+struct file_name {
+	__u32 depth; /* names in comp[], comp[0] the file's own */
+	__u32 flags;
+	char comp[FILE_PATH_DEPTH][FILE_NAME_LEN];
+};
+
 struct proc_faults {
 	char comm[MMSCOPE_COMM_LEN];
 	union {
@@ -308,6 +361,8 @@ struct proc_faults {
 #define PROC_SLOT_BITS	   5
 #define PROC_SLOTS	   (1u << PROC_SLOT_BITS)
 #define PROC_SLOT_COUNTERS 16
+/* The key of a per-process table's remainder row, [other] (never a pid: pid_max <= 2^22). */
+#define PROC_OTHER_TGID 0xffffffffu
 struct proc_slot {
 	__u32 tgid;
 	__u32 valid;		     /* 1: the counts below are tgid's */

@@ -41,6 +41,7 @@ RODATA(bool, collect_procs);
 /* Process rows read at the end only: their counts pend per CPU (struct proc_slot). */
 RODATA(bool, procs_pending);
 RODATA(bool, collect_locations);
+RODATA(bool, collect_files);	    /* faults on files, by file and process (faults' by_file) */
 RODATA(bool, collect_stacks);	    /* fault stacks (faults --folded) */
 RODATA(bool, collect_tlb_stacks);   /* TLB flush stacks (tlb --folded) */
 RODATA(bool, collect_tlb_detail);   /* TLB events by process and by system call */
@@ -1195,6 +1196,23 @@ static __always_inline __u64 *proc_row(void *rows, __u32 tgid, struct task_struc
 	return row->n;
 }
 
+/*
+ * The remainder row of a table (key PROC_OTHER_TGID), which userspace puts in before the
+ * programs run where it shows one ([other]): a process the table has no row for counts there,
+ * so the rows add up to the totals. NULL where there is none.
+ */
+static __always_inline __u64 *proc_other_row(void *rows)
+{
+	__u32 other = PROC_OTHER_TGID;
+	struct proc_row_value *row = bpf_map_lookup_elem(rows, &other);
+
+	if (!row)
+		return NULL;
+	/* Else the compiler offsets the pointer before its test, which the verifier refuses. */
+	barrier_var(row);
+	return row->n;
+}
+
 /* Add what a slot holds to its process's row and empty it. Rows are not deleted while their
  * counts can pend (serve, which deletes the rows of processes gone, counts into them live). */
 static __always_inline void proc_slot_flush(void *rows, struct proc_slot *slot, __u32 ncounters)
@@ -1204,7 +1222,14 @@ static __always_inline void proc_slot_flush(void *rows, struct proc_slot *slot, 
 	if (!slot->valid)
 		return;
 	slot->valid = 0;
+	/* A row userspace deleted (a process gone, its row folded: user/proc_table.c) while
+	 * counts pended for it: they go to the remainder. */
 	row = bpf_map_lookup_elem(rows, &slot->tgid);
+	if (!row) {
+		__u32 other = PROC_OTHER_TGID;
+
+		row = bpf_map_lookup_elem(rows, &other);
+	}
 	if (row) {
 		for (__u32 i = 0; i < ncounters && i < PROC_SLOT_COUNTERS; i++)
 			if (slot->n[i])
@@ -1238,8 +1263,10 @@ static __always_inline __u64 *proc_counters(void *rows, void *slots, __u32 ncoun
 			return slot->n;
 	}
 	row = proc_row(rows, tgid, t, create, lost_counter);
-	if (!row)
-		return NULL;
+	if (!row) {
+		*atomic = true;
+		return proc_other_row(rows);
+	}
 	if (!slot) {
 		*atomic = true;
 		return row;

@@ -6,74 +6,115 @@
 #include "commands.h"
 #include "escape.h"
 #include "faults_report.h"
+#include "file_report.h"
 #include "runner.h"
 #include "stacks.h"
 #include "tlb_report.h"
 
-static void by_process(struct report *r, struct session *s)
+/* One row of the per-process table; other: the [other] row (pid null). */
+static void proc_json(struct report *r, const struct proc_row *row, bool other, bool classes)
 {
-	int n = 0;
-	struct proc_row *rows = read_procs(s, &n);
-	const char *no_class = faults_class_unavailable(s);
+	const struct proc_faults *f = &row->f;
 
-	if (r->jw) {
-		jw_key(r->jw, "by_process");
-		jw_begin_array(r->jw);
-		for (int i = 0; i < n; i++) {
-			const struct proc_faults *f = &rows[i].f;
-
-			jw_begin_object(r->jw);
-			jw_key(r->jw, "pid");
-			jw_u64(r->jw, rows[i].tgid);
-			jw_key(r->jw, "comm");
-			jw_string_len(r->jw, f->comm, bounded_strlen(f->comm, sizeof(f->comm)));
+	jw_begin_object(r->jw);
+	jw_key(r->jw, "pid");
+	if (other)
+		jw_null(r->jw);
+	else
+		jw_u64(r->jw, row->tgid);
+	jw_key(r->jw, "comm");
+	if (other)
+		jw_string(r->jw, "[other]");
+	else
+		jw_string_len(r->jw, f->comm, bounded_strlen(f->comm, sizeof(f->comm)));
 #define FIELD(name, ok)                                                                            \
 	jw_key(r->jw, #name);                                                                      \
 	if (ok)                                                                                    \
 		jw_u64(r->jw, f->name);                                                            \
 	else                                                                                       \
 		jw_null(r->jw);
-			FIELD(user, true)
-			FIELD(kernel, true)
-			FIELD(read, !no_class)
-			FIELD(write, !no_class)
-			FIELD(exec, !no_class)
-			FIELD(minor, true)
-			FIELD(major, true)
+	FIELD(user, true)
+	FIELD(kernel, true)
+	FIELD(read, classes)
+	FIELD(write, classes)
+	FIELD(exec, classes)
+	FIELD(minor, true)
+	FIELD(major, true)
 #undef FIELD
-			jw_end_object(r->jw);
-		}
+	jw_end_object(r->jw);
+}
+
+static void proc_text(struct report *r, const struct proc_row *row, bool other, bool classes)
+{
+	const struct proc_faults *f = &row->f;
+	char *comm =
+		other ? NULL : folded_escape(f->comm, bounded_strlen(f->comm, sizeof(f->comm)));
+
+	if (other)
+		fprintf(r->out, "  %7s %-16s ", "-", "[other]");
+	else
+		fprintf(r->out, "  %7u %-16s ", row->tgid, comm ? comm : "?");
+	fprintf(r->out, "%10llu %8llu ", (unsigned long long)f->user,
+		(unsigned long long)f->kernel);
+	if (!classes)
+		fprintf(r->out, "%9s %9s %8s ", "n/a", "n/a", "n/a");
+	else
+		fprintf(r->out, "%9llu %9llu %8llu ", (unsigned long long)f->read,
+			(unsigned long long)f->write, (unsigned long long)f->exec);
+	fprintf(r->out, "%10llu %7llu\n", (unsigned long long)f->minor,
+		(unsigned long long)f->major);
+	free(comm);
+}
+
+/*
+ * Faults by process: every row in JSON, the top ones in text; then [other], the processes the
+ * table had no room for (and, in text, the rows below the top), so that the rows add up to
+ * the totals. In JSON only when it holds faults: a run whose processes all have rows keeps
+ * the rows it always had.
+ */
+static void by_process(struct report *r, struct session *s)
+{
+	struct proc_row other, *rows;
+	bool classes = !faults_class_unavailable(s);
+	int n = 0;
+
+	rows = read_procs(s, &n, &other);
+	if (r->jw) {
+		jw_key(r->jw, "by_process");
+		jw_begin_array(r->jw);
+		for (int i = 0; i < n; i++)
+			proc_json(r, &rows[i], false, classes);
+		if (other.f.user + other.f.kernel)
+			proc_json(r, &other, true, classes);
 		jw_end_array(r->jw);
 	} else if (n) {
 		fprintf(r->out, "\nby process (top %d of %d)\n", r->s->opts->top, n);
 		fprintf(r->out, "  %7s %-16s %10s %8s %9s %9s %8s %10s %7s\n", "PID", "COMM",
 			"USER", "KERNEL", "READ", "WRITE", "EXEC", "MINOR", "MAJOR");
-		for (int i = 0; i < n && i < r->s->opts->top; i++) {
-			const struct proc_faults *f = &rows[i].f;
-			char *comm =
-				folded_escape(f->comm, bounded_strlen(f->comm, sizeof(f->comm)));
-
-			fprintf(r->out, "  %7u %-16s %10llu %8llu ", rows[i].tgid,
-				comm ? comm : "?", (unsigned long long)f->user,
-				(unsigned long long)f->kernel);
-			if (no_class)
-				fprintf(r->out, "%9s %9s %8s ", "n/a", "n/a", "n/a");
-			else
-				fprintf(r->out, "%9llu %9llu %8llu ", (unsigned long long)f->read,
-					(unsigned long long)f->write, (unsigned long long)f->exec);
-			fprintf(r->out, "%10llu %7llu\n", (unsigned long long)f->minor,
-				(unsigned long long)f->major);
-			free(comm);
-		}
+		for (int i = 0; i < n && i < r->s->opts->top; i++)
+			proc_text(r, &rows[i], false, classes);
+		for (int i = r->s->opts->top; i < n; i++)
+			for (int k = 0; k < PC_NR; k++)
+				other.f.n[k] += rows[i].f.n[k];
+		if (other.f.user + other.f.kernel)
+			proc_text(r, &other, true, classes);
 	}
 	free(rows);
 }
 
-static void top_locations(struct report *r, struct session *s)
+/*
+ * The top fault locations, then [other]: the locations below the top and the faults whose
+ * location was not kept (lost.locations: no room, or an unreadable user frame), so that the
+ * rows add up to user + kernel. Only when it holds faults.
+ */
+static void top_locations(struct report *r, struct session *s, const struct mm_stats *st)
 {
+	uint64_t other = st->c[CNT_LOST_LOCATION];
 	int n = 0;
 	struct location_row *rows = read_locations(s, &n);
 
+	for (int i = s->opts->top; i < n; i++)
+		other += rows[i].count;
 	if (r->jw) {
 		jw_key(r->jw, "top_locations");
 		jw_begin_array(r->jw);
@@ -85,6 +126,16 @@ static void top_locations(struct report *r, struct session *s)
 			jw_string(r->jw, rows[i].dso);
 			jw_key(r->jw, "count");
 			jw_u64(r->jw, rows[i].count);
+			jw_end_object(r->jw);
+		}
+		if (other) {
+			jw_begin_object(r->jw);
+			jw_key(r->jw, "symbol");
+			jw_string(r->jw, "[other]");
+			jw_key(r->jw, "dso");
+			jw_string(r->jw, "");
+			jw_key(r->jw, "count");
+			jw_u64(r->jw, other);
 			jw_end_object(r->jw);
 		}
 		jw_end_array(r->jw);
@@ -100,6 +151,8 @@ static void top_locations(struct report *r, struct session *s)
 			free(sym);
 			free(dso);
 		}
+		if (other)
+			fprintf(r->out, "  %10llu  [other]\n", (unsigned long long)other);
 	}
 	free_locations(rows, n);
 }
@@ -112,7 +165,8 @@ static void print_faults(struct report *r, const struct mm_stats *st, const stru
 	faults_report_anatomy(r, st, true);
 	if (final) {
 		by_process(r, r->s);
-		top_locations(r, r->s);
+		top_locations(r, r->s, st);
+		faults_report_files(r, st);
 	}
 	/* faults.by_fault_class: the table `mmscope tlb` shows too. */
 	tlb_report_by_fault_class(r, st);
@@ -129,6 +183,7 @@ static int run_faults(struct mm_opts *opts)
 					  1u << EV_ARM64_TLBI | 1u << EV_INSN_READ,
 				.required = 1u << EV_FAULT_ENTRY,
 				.procs = true,
+				.files = true,
 				.locations = !opts->folded,
 				.stacks = opts_stacks(opts),
 				.fault_latency = opts->weight_latency,

@@ -22,6 +22,7 @@ enum {
 	OPT_METHOD,
 	OPT_NO_CHILDREN,
 	OPT_TOP,
+	OPT_MAX_ROWS,
 	OPT_SVG,
 	OPT_PPROF,
 	OPT_WEIGHT,
@@ -56,6 +57,7 @@ static const struct option long_opts[] = {
 	{"method", required_argument, NULL, OPT_METHOD},
 	{"no-children", no_argument, NULL, OPT_NO_CHILDREN},
 	{"top", required_argument, NULL, OPT_TOP},
+	{"max-rows", required_argument, NULL, OPT_MAX_ROWS},
 	{"svg", required_argument, NULL, OPT_SVG},
 	{"pprof", required_argument, NULL, OPT_PPROF},
 	{"weight", required_argument, NULL, OPT_WEIGHT},
@@ -171,7 +173,11 @@ void opts_usage(const struct command *cmd, FILE *f)
 				"stack, anon\n"
 				"                          (all three), file, file-shared, shmem, "
 				"hugetlb,\n"
-				"                          special, cow\n");
+				"                          special, cow\n"
+				"      --max-rows N        processes and (file, process) pairs the "
+				"in-kernel\n"
+				"                          tables hold (default 8192); the rest "
+				"count in [other]\n");
 		if (!(cmd->flags & CMD_SERVE))
 			fprintf(f,
 				"  -o, --output FILE       write the output to FILE (atomically) "
@@ -411,6 +417,7 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 	opts->cmd = cmd;
 	opts->method = FORCE_NONE;
 	opts->top = 10;
+	opts->max_rows = 8192;
 	/* 0, not 1: glibc resets its hidden getopt state (the place inside "-vh", the argument
 	 * ordering) only for optind = 0; with 1 a second call goes on in the previous argv. */
 	optind = 0;
@@ -655,6 +662,19 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 			}
 			opts->unwind_memory_mb = (int)v;
 			have_unwind = true;
+			break;
+		case OPT_MAX_ROWS:
+			if (!(cmd->flags & CMD_LATENCY)) {
+				err_msg("--max-rows: only 'mmscope faults' bounds its tables so");
+				return -1;
+			}
+			if (!parse_u64(optarg, &v) || v < 1 || v > 1000000) {
+				err_msg("--max-rows %s: expected a number of rows from 1 to "
+					"1000000",
+					printable(optarg));
+				return -1;
+			}
+			opts->max_rows = (int)v;
 			break;
 		case OPT_TOP:
 			if (!parse_u64(optarg, &v) || v == 0 || v > 100000) {

@@ -74,7 +74,8 @@ struct mm_opts {
 	bool bpf_stats; /* --bpf-stats: the kernel times mmscope's programs for this run */
 	bool quiet; /* -q: no start line on stderr */
 	int top;
-	char **argv; /* -- CMD ARGS..., NULL-terminated; NULL when absent */
+	int max_rows; /* --max-rows: entries of the per-process and per-file BPF tables */
+	char **argv;  /* -- CMD ARGS..., NULL-terminated; NULL when absent */
 	/* serve */
 	const char *listen; /* --listen as given (default SERVE_DEFAULT_LISTEN) */
 	struct sockaddr_storage listen_addr;

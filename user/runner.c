@@ -186,7 +186,7 @@ int run_tracing(struct mm_opts *opts, const struct tracing_spec *sp)
 		if (err)
 			err_msg("reading the stacks: %s", strerror(-err));
 		else if (opts->folded)
-			write_folded(s.out, &set, opts->weight_latency);
+			write_folded(s.out, &set, opts->weight_latency, st.c[CNT_LOST_FOLDED]);
 		if (!err && opts->svg)
 			err = write_svg(&s, sp, &set);
 		if (!err && opts->pprof)

@@ -533,6 +533,23 @@ static bool mmap_log_wanted(const struct session *s)
 	       (s->cfg.locations && !s->skel->rodata->lat_from_calls);
 }
 
+/*
+ * The per-process table's remainder row ([other], bpf/state.bpf.h proc_other_row()), where
+ * the rows are read at the end (faults): what has no row of its own counts there. 0 or -errno.
+ */
+static int add_other_row(struct session *s)
+{
+	struct proc_faults zero = {0};
+	__u32 key = PROC_OTHER_TGID;
+
+	if (!s->cfg.procs || s->cfg.procs_live)
+		return 0;
+	memcpy(zero.comm, "[other]", sizeof("[other]"));
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.procs), &key, &zero, BPF_NOEXIST))
+		return -errno;
+	return 0;
+}
+
 /* Keep the chosen candidates' programs, drop every other one before load. */
 static void set_autoload(struct session *s)
 {
@@ -578,6 +595,7 @@ static void configure(struct session *s)
 	sk->rodata->collect_procs = s->cfg.procs;
 	sk->rodata->procs_pending = !s->cfg.procs_live;
 	sk->rodata->collect_locations = s->cfg.locations;
+	sk->rodata->collect_files = s->cfg.files && !s->cfg.count_only;
 	sk->rodata->collect_stacks = s->cfg.stacks;
 	sk->rodata->collect_tlb_stacks = s->cfg.tlb_stacks;
 	sk->rodata->collect_tlb_detail = s->cfg.tlb_detail;
@@ -625,9 +643,18 @@ static void configure(struct session *s)
 		bpf_map__set_max_entries(sk->maps.location_cache, 1);
 	if (!s->cfg.stacks && !s->cfg.tlb_stacks && !s->cfg.locations)
 		bpf_map__set_max_entries(sk->maps.records, (__u32)sysconf(_SC_PAGESIZE));
+	if (s->cfg.procs && !s->cfg.procs_live)
+		/* The processes' rows and the remainder row (add_other_row()). */
+		bpf_map__set_max_entries(sk->maps.procs, (__u32)o->max_rows + 1);
+	if (sk->rodata->collect_files)
+		bpf_map__set_max_entries(sk->maps.files, (__u32)o->max_rows);
 	if (!s->cfg.procs) {
 		bpf_map__set_max_entries(sk->maps.procs, 1);
 		bpf_map__set_max_entries(sk->maps.proc_pending, 1);
+	}
+	if (!sk->rodata->collect_files) {
+		bpf_map__set_max_entries(sk->maps.files, 1);
+		bpf_map__set_max_entries(sk->maps.file_names, 1);
 	}
 	if (!s->cfg.tlb_detail) {
 		bpf_map__set_max_entries(sk->maps.tlb_procs, 1);
@@ -1271,7 +1298,7 @@ static int run_task_iter(struct session *s, const char *prog_name, size_t size,
 {
 	struct bpf_program *prog = bpf_object__find_program_by_name(s->skel->obj, prog_name);
 	struct bpf_link *link;
-	char rec[64];
+	char rec[128]; /* the largest record: struct open_fault_value */
 	size_t got = 0;
 	ssize_t r;
 	int fd, err = 0;
@@ -1665,9 +1692,16 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 			err_msg("cannot set up the target filter: %s", strerror(-err));
 			return -1;
 		}
+		s->descendants = err;
+		err = add_other_row(s);
+		if (!err && s->cfg.procs && !s->cfg.procs_live && !s->gone_procs.rows)
+			err = proc_fold_init(&s->gone_procs, opts->max_rows);
+		if (err) {
+			err_msg("cannot set up the per-process table: %s", strerror(-err));
+			return -1;
+		}
 		/* Before the first hook: the statistics count only the runs made while on. */
 		prog_stats_start(&s->progs, opts->bpf_stats);
-		s->descendants = err;
 		for (int k = 0; k < EV_NR && !failed_c; k++) {
 			int e = attach_order(k);
 			const struct hook_candidate *c =
@@ -1820,6 +1854,8 @@ struct open_fault_value {
 	__u64 user_stack, kernel_stack;
 	char comm[MMSCOPE_COMM_LEN];
 	__u64 loc_ip;
+	__u64 file_ino;
+	__u32 file_dev, file_pad;
 };
 
 /* One open fault found at the end: incomplete, with its class's invalidations. */
@@ -1896,7 +1932,7 @@ static void collect_open_faults(struct session *s)
 	__u32 key, next;
 	void *prev = NULL;
 
-	_Static_assert(sizeof(v) == 64, "open_fault layout");
+	_Static_assert(sizeof(v) == 80, "open_fault layout");
 	if (s->cfg.count_only || !(s->cfg.events & (1u << EV_FAULT_DONE)))
 		return;
 	/* Those of the threads running when the hooks went: in the CPUs' slots. */
@@ -1972,6 +2008,19 @@ int session_run(struct session *s, interval_fn on_interval)
 			break;
 		if (targets_gone(s))
 			break;
+		/* Twice a second, the rows of processes gone leave the per-process table, which
+		 * then keeps room for the ones to come. */
+		if (s->gone_procs.rows && now - s->last_sweep >= 500000000ULL) {
+			err = proc_fold_sweep(&s->gone_procs, s->skel->maps.procs,
+					      s->skel->maps.proc_pending, s->ncpus);
+			/* Not a failure: the table works as it did, filling up into [other]. */
+			if (err)
+				verbose_msg("the rows of processes gone stay in the per-process "
+					    "table (lookup-and-delete: %s): once full, what has no "
+					    "row counts in [other]",
+					    strerror(-err));
+			s->last_sweep = now;
+		}
 		/* Symbols after the counts: 20 ms per pass at most, so intervals stay on time. */
 		if (s->nresnap)
 			take_due_snapshots(s, 20000000ULL);
@@ -2148,6 +2197,7 @@ int session_close(struct session *s, int status)
 	unwind_tables_free(s->unwind);
 	usyms_free(s->usyms);
 	locations_free(&s->locs);
+	proc_fold_free(&s->gone_procs);
 	stacks_free(&s->kstacks);
 	stacks_free(&s->ustacks);
 	folded_table_free(&s->folded);

@@ -14,6 +14,7 @@
 #include "catalog.h"
 #include "json.h"
 #include "loc_table.h"
+#include "proc_table.h"
 #include "stack_table.h"
 #include "opts.h"
 #include "prog_stats.h"
@@ -30,6 +31,7 @@ struct session_config {
 	unsigned int required; /* of those, the ones without which it cannot run at all */
 	unsigned int primary;  /* at least one of these must be observable (0: any event) */
 	bool procs, locations, stacks;
+	bool files;	     /* faults on files, by file and process (by_file) */
 	bool procs_live;     /* procs read during the run (serve): nothing left pending per CPU */
 	bool tlb_stacks;     /* TLB flush stacks */
 	bool tlb_detail;     /* TLB events by process and system call */
@@ -100,6 +102,10 @@ struct session {
 	/* Fault locations: the counts the BPF per-CPU slots gave up, and (once the hooks are
 	 * detached) the ones they held. */
 	struct location_table locs;
+	/* The rows of processes gone, taken out of the per-process table during the run
+	 * (faults: proc_fold_sweep()), and when it was last swept. */
+	struct proc_fold gone_procs;
+	uint64_t last_sweep;
 	/* Stacks by id, as the BPF programs sent them (REC_KERNEL_STACK, REC_USER_STACK). */
 	struct stack_table kstacks, ustacks;
 	/* Folded-stack counts: what the BPF per-CPU slots gave up (REC_FOLDED), and (once the

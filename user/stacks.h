@@ -14,8 +14,10 @@ struct proc_row {
 	struct proc_faults f;
 };
 
-/* Per-process rows sorted by faults, descending; *n rows. Caller frees. */
-struct proc_row *read_procs(struct session *s, int *n);
+/* Per-process rows sorted by faults, descending; *n rows, and in *other the remainder row's
+ * counts ([other]: processes the table had no room for; zeros where there is none). Caller
+ * frees. */
+struct proc_row *read_procs(struct session *s, int *n, struct proc_row *other);
 
 struct location_row {
 	char *symbol;
@@ -46,7 +48,8 @@ typedef void (*kind_name_fn)(uint32_t kind, char *buf, size_t len);
 int read_stacks(struct session *s, kind_name_fn kind_name, struct stack_set *set);
 void free_stacks(struct stack_set *set);
 /* Folded lines "frame;frame;... WEIGHT": weight = count, or latency in ns (lines of weight 0
- * left out). Returns the number of lines. */
-int write_folded(FILE *out, const struct stack_set *set, bool latency);
+ * left out), then, weighted by count, "[other] N" for the other events that were not kept in
+ * a line (other: CNT_LOST_FOLDED). Returns the number of lines. */
+int write_folded(FILE *out, const struct stack_set *set, bool latency, uint64_t other);
 
 #endif

@@ -13,8 +13,9 @@
 # The type of memory comes from handle_mm_fault()'s arguments (fentry/kprobe). Where this kernel
 # hooks neither (this host: 'mmscope probes' shows fentry refused and no kprobes), by_type and
 # results are null with the reason, the folded leaves carry no type, and what is checked is the
-# rest: majors, the folded [read major] leaf, and that the n/a is said. Where they are hooked,
-# every type's count is checked too (as tests/vm/check.py does in the VMs).
+# rest: majors, the folded [read major] leaf, and that the n/a is said (by_type, by_file).
+# Where they are hooked, every type's count and the workload's file's by_file row are checked
+# too (as tests/vm/check.py does in the VMs).
 #
 # Noise, measured on this host (5 runs): the forked child's own faults (its stack and libc's
 # data, copy-on-write after the fork, and its exit) are 17-18 beyond its C pages; the file's
@@ -47,7 +48,10 @@ ok "anatomy: the workload's file pages were evicted (file_evicted = F, ext4 at $
 ok "anatomy: rusage of the file's second pass = F majors" "$line" [ "$(kv "$line" rusage_file2_major)" -eq $F ]
 ok "anatomy: rusage of the anon, heap, shmem phases = A, B, S" "$line" \
 	[ "$(kv "$line" rusage_anon_minor)" -eq $A -a "$(kv "$line" rusage_heap_minor)" -eq $B -a "$(kv "$line" rusage_shmem_minor)" -eq $S ]
-ok "anatomy: perf stat's major-faults = F" "perf $pmaj, F $F" [ "${pmaj:-x}" = "$F" ]
+# The whole process: on a host short of memory a page of the program or its libraries may have
+# left the page cache too (one extra, seen with VMs running beside).
+ok "anatomy: perf stat's major-faults = F (+ <= 3 of the program's own pages)" "perf $pmaj, F $F" \
+	between "${pmaj:--1}" $F $((F + 3))
 
 # ---- baseline and measured run under mmscope ----
 "$MMSCOPE" faults --json -o "$TMP/base.json" -- "$FA" -d $DIR >"$TMP/base.out" 2>"$TMP/base.err"
@@ -81,6 +85,18 @@ if [ "$types" = null ]; then
 		grep -q -A1 "fault types" "$TMP/text.out"
 	ok "anatomy: ... with the reason" "$(grep -A1 'fault types' "$TMP/text.out" | tr '\n' '|')" \
 		eval "grep -A1 'fault types' '$TMP/text.out' | grep -q 'n/a (the mapping'"
+	python3 - "$TMP/run.json" >"$TMP/byfile.txt" <<'PY'
+import json, sys
+d = json.loads([l for l in open(sys.argv[1]) if l.strip()][-1])
+print(json.dumps(d["faults"].get("by_file", "MISSING")),
+      "yes" if "handle_mm_fault" in (d.get("unavailable") or {}).get("faults.by_file", "") else "no")
+PY
+	read -r byfile bfna <"$TMP/byfile.txt"
+	ok "anatomy: by_file is null, its reason names handle_mm_fault (not hooked here)" \
+		"by_file $byfile, reason $bfna" [ "$byfile" = null -a "$bfna" = yes ]
+	ok "anatomy: the table says n/a for files faulted, with the reason" \
+		"$(grep -A1 'files faulted' "$TMP/text.out" | tr '\n' '|')" \
+		eval "grep -A1 'files faulted' '$TMP/text.out' | grep -q 'n/a (the mapping'"
 else
 	# by_type where handle_mm_fault() is hooked: each type's delta against the arithmetic.
 	python3 - "$TMP/base.json" "$TMP/run.json" "$line" >"$TMP/types.txt" <<'PY'
@@ -107,6 +123,28 @@ PY
 			ok "anatomy: by_type.$t delta = the workload's arithmetic +-15" "got $got, want $want" absdiff_le "$got" "$want" 15
 		fi
 	done <"$TMP/types.txt"
+	# by_file: the workload's file (fstat's device:inode) holds both passes' faults, its
+	# majors the pages evicted, all in fault_anatomy's process; the memfd its S pages; the
+	# rows and [other] add up to files_total.
+	python3 - "$TMP/run.json" "$line" >"$TMP/files.txt" <<'PY'
+import json, sys
+f = json.loads([l for l in open(sys.argv[1]) if l.strip()][-1])["faults"]
+kv = dict(x.split("=", 1) for x in sys.argv[2].split()[1:])
+rows, tot = f["by_file"], f["files_total"]
+mine = [r for r in rows if r["device"] == kv["file_dev"] and r["inode"] == int(kv["file_ino"])] or [{}]
+p = (mine[0].get("processes") or [{}])[0]
+memfd = [r for r in rows if r["name"] == "memfd:fault_anatomy"] or [{}]
+print("file_faults", mine[0].get("faults"), int(kv["expected_file_minor"]) + int(kv["expected_file_major"]))
+print("file_major", mine[0].get("major"), kv["expected_file_major"])
+print("file_proc_faults", p.get("faults") if p.get("comm") == "fault_anatomy" else None, mine[0].get("faults"))
+print("memfd", memfd[0].get("faults"), kv["expected_shmem"])
+for k in ("faults", "minor", "major", "incomplete"):
+    print("sum_" + k, sum(r[k] for r in rows), tot[k])
+print("path_deleted", int((mine[0].get("path") or "").endswith(" (deleted)")), 1)
+PY
+	while read -r what got want; do
+		ok "anatomy: by_file $what = $want (the workload's arithmetic, files_total)" "got $got, want $want" [ "$got" = "$want" ]
+	done <"$TMP/files.txt"
 fi
 
 # ---- folded: the file's majors under read_file_pages, as [read major] (plus the type where

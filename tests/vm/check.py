@@ -766,6 +766,47 @@ def run_checks(target, blocks, markers, c):
             c.check("anatomy: faults by calls <= faults' minor+major+incomplete",
                     calls is not None and calls <= (fsum(f1, "minor", "major", "incomplete") or 0),
                     f"{calls} vs {fsum(f1, 'minor', 'major', 'incomplete')}")
+        # ---- by_file: the workload's file (by its device and inode, fstat's) holds the
+        # two passes' faults, its majors the pages evicted; the memfd its S pages; the rows
+        # and [other] add up to the files' totals ----
+        bf, ft = g(an, "faults", "by_file"), g(an, "faults", "files_total")
+        c.check("anatomy: by_file reported (handle_mm_fault() is hooked on every target)",
+                isinstance(bf, list) and isinstance(ft, dict), f"{bf!r:.200}")
+        if isinstance(bf, list) and isinstance(ft, dict):
+            mine = [r for r in bf if r.get("device") == s.get("file_dev")
+                    and r.get("inode") == s.get("file_ino")]
+            row = mine[0] if mine else {}
+            two_f = s.get("expected_file_minor", 0) + s.get("expected_file_major", 0)
+            c.near("anatomy: by_file: the file's row (device:inode) faults = 2F",
+                   row.get("faults"), two_f, 0, f" ({s.get('file_dev')} {s.get('file_ino')})")
+            c.near("anatomy: by_file: the file's majors = pages evicted", row.get("major"),
+                   s.get("expected_file_major"), 0)
+            path = row.get("path") or ""
+            c.check("anatomy: by_file: the file's path is /tmp/fault_anatomy.* (deleted)",
+                    path.startswith("/tmp/fault_anatomy.") and path.endswith(" (deleted)"),
+                    f"{path!r}")
+            procs = row.get("processes") or [{}]
+            c.check("anatomy: by_file: its process is fault_anatomy with all 2F faults",
+                    procs[0].get("comm") == "fault_anatomy" and procs[0].get("faults") == two_f,
+                    f"{procs!r:.200}")
+            memfd = [r for r in bf if r.get("name") == "memfd:fault_anatomy"]
+            c.near("anatomy: by_file: the memfd's row = S pages", (memfd or [{}])[0].get("faults"),
+                   s.get("expected_shmem"), 0, f" {(memfd or [{}])[0].get('path')!r}")
+            for k in ("faults", "minor", "major", "incomplete"):
+                c.near(f"anatomy: by_file: rows + [other] {k} = files_total's",
+                       sum(r.get(k) or 0 for r in bf), ft.get(k), 0)
+            c.check("anatomy: by_file ends with the [other] row",
+                    bf and bf[-1].get("name") == "[other]" and bf[-1].get("path") is None,
+                    f"{bf[-1] if bf else None!r:.160}")
+        # ---- by_process and top_locations, [other] included, add up to the totals ----
+        fa1 = an.get("faults", {})
+        procs = fa1.get("by_process") or []
+        for k in ("user", "kernel", "minor", "major"):
+            c.near(f"anatomy: by_process rows (with [other]) {k} = faults' {k}",
+                   sum(r.get(k) or 0 for r in procs), fa1.get(k), 0)
+        c.near("anatomy: top_locations rows (with [other]) = user + kernel",
+               sum(r.get("count") or 0 for r in fa1.get("top_locations") or []),
+               fsum(fa1, "user", "kernel"), 0)
         # The workload's own getrusage() deltas: the kernel's accounting of each phase.
         c.check("anatomy: rusage of the anon, heap, shmem phases = their pages",
                 (s.get("rusage_anon_minor"), s.get("rusage_heap_minor"),

@@ -34,6 +34,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include "wl_common.h"
 
@@ -54,7 +55,8 @@ static const struct wl_usage usage = {
 	.notes = "Summary: fault_anatomy: page_size= file_fs= file_type= file_evicted=\n"
 		 "hugetlb= expected_anon= expected_heap= expected_file_minor=\n"
 		 "expected_file_major= expected_shmem= expected_cow= expected_hugetlb=\n"
-		 "rusage_<phase>_minor= rusage_<phase>_major= loop_ns= cpu_ns=\n",
+		 "rusage_<phase>_minor= rusage_<phase>_major= file_dev=MAJOR:MINOR file_ino=\n"
+		 "loop_ns= cpu_ns=\n",
 };
 
 static void parse_args(int argc, char **argv, struct opts *o)
@@ -186,6 +188,8 @@ static uint64_t evicted_pages(int fd, uint64_t pages)
 struct file_result {
 	const char *fs, *type;
 	uint64_t evicted;
+	unsigned int dev_major, dev_minor; /* the file's device and inode (fstat) */
+	uint64_t ino;
 	struct phase minor, major;
 };
 
@@ -194,6 +198,7 @@ static void file_phases(const struct opts *o, struct file_result *r)
 	char path[4096];
 	char **maps;
 	struct statfs sf;
+	struct stat st;
 	uint32_t magic;
 	char *buf;
 	int fd;
@@ -207,8 +212,11 @@ static void file_phases(const struct opts *o, struct file_result *r)
 	if (fd < 0)
 		wl_die("mkstemp in %s", o->dir);
 	unlink(path);
-	if (fstatfs(fd, &sf))
-		wl_die("fstatfs");
+	if (fstatfs(fd, &sf) || fstat(fd, &st))
+		wl_die("fstatfs/fstat");
+	r->dev_major = major(st.st_dev);
+	r->dev_minor = minor(st.st_dev);
+	r->ino = (uint64_t)st.st_ino;
 	/* The magic numbers are 32-bit; f_type is a signed int on 32-bit targets. */
 	magic = (uint32_t)sf.f_type;
 	r->fs = magic == TMPFS_MAGIC_ ? "tmpfs" : magic == RAMFS_MAGIC_ ? "ramfs" : "other";
@@ -402,6 +410,7 @@ int main(int argc, char **argv)
 	RU("cow_child", cow_child);
 	RU("hugetlb", huge);
 #undef RU
+	printf(" file_dev=%u:%u file_ino=%" PRIu64, file.dev_major, file.dev_minor, file.ino);
 	printf(" loop_ns=%" PRIu64 " cpu_ns=%" PRIu64 "\n", loop_ns, cpu_ns);
 	return 0;
 }
