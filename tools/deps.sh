@@ -17,6 +17,7 @@ pkgs=(
 	cppcheck clang-tidy clang-format valgrind	# static checks (tools/static-checks.sh)
 	chromium				# renders --svg flame graphs in tests/live/test_svg.sh
 	prometheus				# serve's test: a real scraper, and promtool
+	man-db groff-base			# the man pages' check (tests/live/test_docs_man.sh)
 	python3 procps util-linux coreutils git ca-certificates curl
 )
 missing=()
