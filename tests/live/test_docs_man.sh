@@ -16,7 +16,7 @@ fi
 
 # render PAGE : the warnings of rendering PAGE at 80 columns, on stdout (none: empty)
 render() {
-	LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$1" 2>&1 >/dev/null
+	{ LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$1" >/dev/null; } 2>&1
 }
 
 # help_opts CMD : the options 'mmscope CMD --help' lists, one a line (-p, --pid, ...)
