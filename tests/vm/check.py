@@ -14,8 +14,8 @@ The guest prints one block per command (see guest.sh):
 This script extracts each block, then checks mmscope's numbers against three oracles that do
 not depend on mmscope: the workload's own arithmetic (its expected_* fields), the kernel's
 /proc/vmstat counters, and tracefs hist triggers (the kernel counting its own tracepoints or
-kprobe events, per process) - and the attach methods mmscope chose against what
-/work/shared/docs/kernel-probes.md says each kernel allows (EXPECT_METHODS below).
+kprobe events, per process) - and the attach methods mmscope chose against what each kernel
+allows (EXPECT_METHODS below; docs/kernels.md tabulates them).
 
 Every check states its tolerance and why in a comment. A check whose data mmscope does not
 produce yet (a null where a number is due, a missing section) FAILs with a reason that says
