@@ -441,7 +441,7 @@ def run_checks(target, blocks, markers, c):
                     f"chosen candidates {chosen}, method {e.get('method')}")
             for x in e.get("candidates", []):
                 if x.get("status") == "refused":
-                    # A refusal always says why (README: n/a with the reason).
+                    # A refusal always says why (docs/output.md: n/a with the reason).
                     c.check(f"probes: {ev}/{x.get('method')} refusal has a reason",
                             bool(x.get("reason")), json.dumps(x))
         for ev, meth, pat in SERIES_REFUSED.get(full_target, EXPECT_REFUSED.get(target, [])):
@@ -480,7 +480,7 @@ def run_checks(target, blocks, markers, c):
         f = g(d, "faults")
         if f is None:
             continue
-        # The identity is exact for a command run (README): the command has exited, so every
+        # The identity is exact for a command run (docs/faults.md): the command has exited, so every
         # entry either completed or is counted incomplete.
         lhs, rhs = fsum(f, "user", "kernel"), fsum(f, "minor", "major", "incomplete")
         c.check(f"{name}: user+kernel == minor+major+incomplete", lhs is not None and lhs == rhs,
@@ -995,7 +995,7 @@ def run_checks(target, blocks, markers, c):
             # the child never touched them), so replacing their PTEs invalidates nothing.
             cls = [] if cls is not None else None
         if cls is None and target in ("x86_64", "power9"):
-            # README: the fault-class table shows the invalidations issued while each fault was
+            # docs/output.md (faults.by_fault_class): the fault-class table shows the invalidations issued while each fault was
             # handled "where the kernel traces invalidations": tlb:tlb_flush (x86) and
             # powerpc:tlbie (radix) do.
             c.check("cow: by_fault_class reported (the kernel traces invalidations here)", False,
