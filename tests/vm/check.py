@@ -995,7 +995,8 @@ def run_checks(target, blocks, markers, c):
             # the child never touched them), so replacing their PTEs invalidates nothing.
             cls = [] if cls is not None else None
         if cls is None and target in ("x86_64", "power9"):
-            # docs/output.md (faults.by_fault_class): the fault-class table shows the invalidations issued while each fault was
+            # docs/output.md (faults.by_fault_class): the fault-class table shows the
+            # invalidations issued while each fault was
             # handled "where the kernel traces invalidations": tlb:tlb_flush (x86) and
             # powerpc:tlbie (radix) do.
             c.check("cow: by_fault_class reported (the kernel traces invalidations here)", False,
