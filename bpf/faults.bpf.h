@@ -276,7 +276,7 @@ static __always_inline __u32 perf_regs_class(bpf_user_pt_regs_t *regs)
 {
 	__u64 trap = regs->trap & ~0xfUL;
 	__u64 dsisr = regs->dsisr;
-	__u32 cls = FC_ACCESS_KNOWN | FC_PROT_KNOWN;
+	__u32 cls = FC_ACCESS_KNOWN;
 
 	if (regs->msr & PPC_MSR_PR)
 		cls |= FC_USER;
@@ -284,6 +284,15 @@ static __always_inline __u32 perf_regs_class(bpf_user_pt_regs_t *regs)
 		cls |= FC_EXEC;
 	else if (dsisr & PPC_DSISR_ISSTORE)
 		cls |= FC_WRITE;
+	/*
+	 * Radix: DSISR_PROTFAULT is set for an access the present PTE does not allow. Hash: only
+	 * where an HPTE with fewer rights exists; a write to a page whose HPTE was flushed (every
+	 * page a fork write-protected) arrives as DSISR_NOHPTE, and hash_page_mm() passes it to
+	 * do_page_fault() unchanged, so there the bit says nothing (prot_unknown).
+	 */
+	if (prot_unknown)
+		return cls;
+	cls |= FC_PROT_KNOWN;
 	if (dsisr & PPC_DSISR_PROTFAULT)
 		cls |= FC_PROT;
 	return cls;

@@ -62,6 +62,9 @@ RODATA(bool, stack_major_only);
 RODATA(__u64, stack_min_latency_ns);
 RODATA(__u32, stack_type_mask);
 RODATA(bool, untrack_at_free); /* a process leaves tracked when its leader is freed */
+/* The fault's protection bit does not say whether the page was present (powerpc's hash MMU:
+ * bpf/faults.bpf.h perf_regs_class()): no protection class, no copy-on-write type. */
+RODATA(bool, prot_unknown);
 /* The JIT is off (net.core.bpf_jit_enable = 0, the default of Debian's ppc64el kernels): the
  * interpreter refuses a program that passes a callback (bpf_loop()): plain loops instead. */
 RODATA(bool, interpreted);

@@ -381,6 +381,8 @@ static void page_faults(struct metrics_writer *w, const struct mm_stats *st)
 				 (const uint64_t[]){st->c[CNT_FAULT_READ], st->c[CNT_FAULT_WRITE],
 						    st->c[CNT_FAULT_EXEC]},
 				 3);
+		}
+		if (!faults_prot_unavailable(s)) {
 			metrics_family(w, "mmscope_page_faults_protection", "counter", NULL,
 				       "Page faults on present pages (protection faults).");
 			metrics_sample(w, "mmscope_page_faults_protection", "_total",

@@ -20,6 +20,18 @@ const char *faults_class_unavailable(const struct session *s)
 	return NULL;
 }
 
+const char *faults_prot_unavailable(const struct session *s)
+{
+	const char *no_class = faults_class_unavailable(s);
+
+	if (no_class)
+		return no_class;
+	if (s->skel->rodata->prot_unknown)
+		return "the hash MMU reports a write to a page whose HPTE was flushed (a fork's "
+		       "write protection) as a missing HPTE, not as a protection fault";
+	return NULL;
+}
+
 const char *faults_latency_method(const struct session *s, char *buf, size_t len)
 {
 	const struct hook_candidate *done = session_hook(s, EV_FAULT_DONE);
@@ -112,6 +124,7 @@ void faults_report_counts(struct report *r, const struct mm_stats *st, uint64_t 
 	bool have_entry = session_hook(s, EV_FAULT_ENTRY) != NULL;
 	bool have_done = session_hook(s, EV_FAULT_DONE) != NULL;
 	const char *no_class = faults_class_unavailable(s);
+	const char *no_prot = faults_prot_unavailable(s);
 	const char *no_entry = "no fault-entry hook on this kernel (see 'mmscope probes')";
 	const char *no_done = "no fault-completion hook on this kernel (see 'mmscope probes')";
 	char method[256];
@@ -125,8 +138,8 @@ void faults_report_counts(struct report *r, const struct mm_stats *st, uint64_t 
 	report_counter(r, "faults.read", "read", !no_class, st->c[CNT_FAULT_READ], no_class);
 	report_counter(r, "faults.write", "write", !no_class, st->c[CNT_FAULT_WRITE], no_class);
 	report_counter(r, "faults.exec", "exec", !no_class, st->c[CNT_FAULT_EXEC], no_class);
-	report_counter(r, "faults.protection", "protection", !no_class, st->c[CNT_FAULT_PROT],
-		       no_class);
+	report_counter(r, "faults.protection", "protection", !no_prot, st->c[CNT_FAULT_PROT],
+		       no_prot);
 	report_counter(r, "faults.minor", "minor", have_done, st->c[CNT_FAULT_MINOR], no_done);
 	report_counter(r, "faults.major", "major", have_done, st->c[CNT_FAULT_MAJOR], no_done);
 	if (s->cfg.count_only) {
@@ -199,12 +212,15 @@ const char *faults_type_unavailable(const struct session *s)
 /* Why copy-on-write cannot be told from a first write, or NULL when it can. */
 static const char *cow_unavailable(const struct session *s)
 {
-	const struct hook_candidate *c = session_hook(s, EV_FAULT_ENTRY);
-
-	if (c && c->method == HM_PERF_SW && s->caps.arch != ARCH_POWERPC)
-		return "the fault-entry event does not say whether the page was present (no error "
-		       "code or ESR): copy-on-write faults are counted under their mapping";
-	return NULL;
+	if (!faults_prot_unavailable(s))
+		return NULL;
+	if (s->caps.arch == ARCH_POWERPC)
+		return "the hash MMU does not say whether the page was present (a write to a page "
+		       "whose HPTE was flushed is a missing HPTE): copy-on-write faults are "
+		       "counted "
+		       "under their mapping";
+	return "the fault-entry event does not say whether the page was present (no error "
+	       "code or ESR): copy-on-write faults are counted under their mapping";
 }
 
 /*

@@ -11,6 +11,8 @@ void faults_report_counts(struct report *r, const struct mm_stats *st, uint64_t 
 			  bool histograms);
 /* Why read/write/exec cannot be told with the chosen entry hook, or NULL when they can. */
 const char *faults_class_unavailable(const struct session *s);
+/* Why a fault on a present page cannot be told from one on a missing page, or NULL. */
+const char *faults_prot_unavailable(const struct session *s);
 /* The latency method in words ("pairing: ..."), or NULL when there is none. */
 const char *faults_latency_method(const struct session *s, char *buf, size_t len);
 

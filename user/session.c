@@ -559,6 +559,8 @@ static void configure(struct session *s)
 					selection_chosen(&s->sel, EV_SWITCH) != NULL;
 	sk->rodata->lat_from_calls = done && done->method != HM_PERF_SW && !s->cfg.count_only;
 	sk->rodata->untrack_at_free = selection_chosen(&s->sel, EV_TASK_FREE) != NULL;
+	/* powerpc's hash MMU: see perf_regs_class() */
+	sk->rodata->prot_unknown = s->caps.arch == ARCH_POWERPC && s->caps.mmu == MMU_HASH;
 	sk->rodata->interpreted = s->caps.jit_off;
 	/* The kernel's BPF features, and the fallbacks where it lacks one (bpf/compat.bpf.h). */
 	sk->rodata->has_task_btf = s->caps.feat[BF_TASK_BTF];
