@@ -34,6 +34,7 @@ enum {
 	OPT_MAJOR,
 	OPT_MIN_LATENCY,
 	OPT_TYPE,
+	OPT_BPF_STATS,
 };
 
 static const struct option long_opts[] = {
@@ -65,6 +66,7 @@ static const struct option long_opts[] = {
 	{"allow-remote", no_argument, NULL, OPT_ALLOW_REMOTE},
 	{"labels", required_argument, NULL, OPT_LABELS},
 	{"max-series", required_argument, NULL, OPT_MAX_SERIES},
+	{"bpf-stats", no_argument, NULL, OPT_BPF_STATS},
 	{NULL, 0, NULL, 0},
 };
 
@@ -169,6 +171,10 @@ void opts_usage(const struct command *cmd, FILE *f)
 			   "tp_btf, raw_tp,\n"
 			   "                          tracepoint, perf (events that have none are "
 			   "n/a)\n"
+			   "      --bpf-stats         time mmscope's own BPF programs in this "
+			   "run (the kernel's\n"
+			   "                          run-time statistics; a few ns more per "
+			   "event)\n"
 			   "  -v, --verbose           libbpf and attach details on stderr\n");
 	} else {
 		fprintf(f, "\nOptions:\n"
@@ -575,6 +581,16 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 			break;
 		case OPT_NO_CHILDREN:
 			opts->no_children = true;
+			break;
+		case OPT_BPF_STATS:
+			/* serve's programs run for as long as it serves: bpftool prog shows them */
+			if (!(cmd->flags & CMD_TRACES) || (cmd->flags & CMD_SERVE)) {
+				err_msg("%s: option '--bpf-stats' is for stat, faults, tlb and "
+					"switch",
+					cmd->name);
+				return -1;
+			}
+			opts->bpf_stats = true;
 			break;
 		case OPT_UNWIND:
 			if (strcmp(optarg, "auto") == 0) {

@@ -70,6 +70,7 @@ struct mm_opts {
 	const char *btf;
 	int method; /* enum method_force */
 	bool no_children;
+	bool bpf_stats; /* --bpf-stats: the kernel times mmscope's programs for this run */
 	int top;
 	char **argv; /* -- CMD ARGS..., NULL-terminated; NULL when absent */
 	/* serve */

@@ -199,7 +199,7 @@ void report_begin(struct report *r, int interval, double t0, double t1)
 	}
 }
 
-static void note_unavailable(struct report *r, const char *key, const char *why)
+void report_note_unavailable(struct report *r, const char *key, const char *why)
 {
 	if (r->nunavail >= REPORT_MAX_UNAVAILABLE)
 		return;
@@ -220,7 +220,7 @@ void report_counter(struct report *r, const char *key, const char *label, bool a
 		    uint64_t value, const char *why)
 {
 	if (!available)
-		note_unavailable(r, key, why);
+		report_note_unavailable(r, key, why);
 	if (r->jw) {
 		jw_key(r->jw, leaf_key(key));
 		if (available)
@@ -242,7 +242,7 @@ void report_hist(struct report *r, const char *key, const char *title, const cha
 	uint64_t count;
 
 	if (!available)
-		note_unavailable(r, key, why);
+		report_note_unavailable(r, key, why);
 	if (r->jw) {
 		jw_key(r->jw, leaf_key(key));
 		if (!available) {

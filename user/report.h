@@ -37,6 +37,8 @@ void report_counter(struct report *r, const char *key, const char *label, bool a
 /* A log2 histogram at key ({lo,hi,count} buckets) or null with why. */
 void report_hist(struct report *r, const char *key, const char *title, const char *unit,
 		 const uint64_t *slots, const uint64_t *sum, bool available, const char *why);
+/* A key that is null in JSON, and why: listed in the envelope's "unavailable". */
+void report_note_unavailable(struct report *r, const char *key, const char *why);
 /* JSON nesting helpers (no-ops in text mode). */
 void report_section(struct report *r, const char *key);
 void report_section_end(struct report *r);

@@ -168,6 +168,7 @@ int run_tracing(struct mm_opts *opts, const struct tracing_spec *sp)
 	report_begin(&r, -1, 0, 0);
 	sp->print(&r, &st, percpu, true);
 	unwind_report(&r, &st);
+	prog_stats_report(&r, &s.progs, verbose || opts->bpf_stats);
 	report_end(&r, &st);
 	status = 0;
 out:

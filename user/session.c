@@ -1232,6 +1232,7 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 	uint64_t t_begin = now_ns();
 
 	memset(s, 0, sizeof(*s));
+	s->progs.stats_fd = -1;
 	s->opts = opts;
 	s->cfg = *cfg;
 	s->child_go_fd = s->child_err_fd = s->cgroup_fd = -1;
@@ -1402,6 +1403,8 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 			return -1;
 		}
 		load_unwind_tables(s);
+		/* Before the first hook: the statistics count only the runs made while on. */
+		prog_stats_start(&s->progs, opts->bpf_stats);
 		for (int k = 0; k < EV_NR && !failed_c; k++) {
 			int e = attach_order(k);
 			const struct hook_candidate *c =
@@ -1707,6 +1710,8 @@ int session_run(struct session *s, interval_fn on_interval)
 	/* Detach every hook before reading anything: the maps then hold one consistent
 	 * snapshot (per-process rows add up to the totals), and the run's cost ends here. */
 	detach_links(s);
+	prog_stats_read(&s->progs, s->skel->obj);
+	prog_stats_stop(&s->progs);
 	collect_open_faults(s);
 	if (s->rb)
 		ring_buffer__consume(s->rb);
@@ -1833,6 +1838,7 @@ int session_close(struct session *s, int status)
 {
 	sigset_t saved;
 
+	prog_stats_stop(&s->progs);
 	if (s->child > 0 && !s->child_exited) {
 		/* An error before or during the run: do not leave the command behind. */
 		if (s->child_go_fd >= 0) {

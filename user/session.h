@@ -16,6 +16,7 @@
 #include "loc_table.h"
 #include "stack_table.h"
 #include "opts.h"
+#include "prog_stats.h"
 #include "sym.h"
 #include "util.h"
 #include "../bpf/mmscope.h"
@@ -124,6 +125,7 @@ struct session {
 	uint64_t pass_start; /* start of this loop pass: the immediate-snapshot budget */
 
 	struct hw_counter hw[4];
+	struct prog_stats progs; /* what mmscope's own programs cost (--bpf-stats) */
 	bool stopped_by_signal;
 };
 

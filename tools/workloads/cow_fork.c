@@ -29,64 +29,39 @@ struct opts {
 
 static size_t page_size;
 
-static void usage(void)
-{
-	printf("Usage: cow_fork [-n PAGES] [--pause-before-ms MS]\n"
-	       "\n"
-	       "Write PAGES pages, fork, write the same pages again in the child (one\n"
-	       "copy-on-write fault each), wait for the child; then one summary line.\n"
-	       "\n"
-	       "  -n, --pages N          pages to write, 0 for a baseline run (default 1000)\n"
-	       "      --pause-before-ms MS  sleep MS milliseconds before the loop, so that a\n"
-	       "                         tracer can attach to the pid (default 0)\n"
-	       "  -h, --help             print this help and exit\n"
-	       "\n"
-	       "Summary: cow_fork: pages= page_size= first_touch_faults= cow_faults=\n"
-	       "expected_faults= first_touch_ns= cow_ns= loop_ns= cpu_ns=\n"
-	       "loop_ns covers first touch, fork, the child's writes and exit, and the wait;\n"
-	       "cow_ns is the child's write loop alone; cpu_ns includes the child's CPU time.\n");
-}
+/* The parts of --help around the option lines. */
+static const struct wl_usage usage = {
+	.about = "Write N pages, fork, write the same pages again in the child (one\n"
+		 "copy-on-write fault each), wait for the child; then one summary line.\n",
+	.notes = "Summary: cow_fork: pages= page_size= first_touch_faults= cow_faults=\n"
+		 "expected_faults= first_touch_ns= cow_ns= loop_ns= cpu_ns=\n"
+		 "loop_ns covers first touch, fork, the child's writes and exit, and the wait;\n"
+		 "cow_ns is the child's write loop alone; cpu_ns includes the child's CPU time.\n",
+};
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_PAUSE = 256 };
-	static const struct option longopts[] = {
-		{"pages", required_argument, NULL, 'n'},
-		{"pause-before-ms", required_argument, NULL, OPT_PAUSE},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	const struct wl_option options[] = {
+		WL_OPT_U64("pages", 'n', "N", &o->pages, 0, wl_max_pages(page_size),
+			   "pages to write, 0 for a baseline run (default 1000)"),
+		WL_PAUSE_OPTION(&o->pause_ms),
+		WL_OPT_END,
 	};
-	int c;
 
 	*o = (struct opts){.pages = 1000};
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":n:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			o->pages = wl_parse_u64("--pages", optarg, 0, wl_max_pages(page_size));
-			break;
-		case OPT_PAUSE:
-			o->pause_ms = wl_parse_u64("--pause-before-ms", optarg, 0, 86400000);
-			break;
-		default:
-			wl_other_option(c, argv, usage);
-		}
-	}
-	wl_no_operands(argc, argv);
+	wl_parse_options(argc, argv, options, &usage);
 }
 
 /* N not-present write faults in the parent, before the fork. */
 static WL_NOINLINE void touch_first_pages(char *base, uint64_t pages)
 {
-	for (uint64_t i = 0; i < pages; i++)
-		((volatile char *)base)[i * page_size] = 1;
+	wl_write_pages(base, pages, page_size, 1);
 }
 
 /* N copy-on-write faults in the child: same pages, now shared and write-protected. */
 static WL_NOINLINE void touch_cow_pages(char *base, uint64_t pages)
 {
-	for (uint64_t i = 0; i < pages; i++)
-		((volatile char *)base)[i * page_size] = 2;
+	wl_write_pages(base, pages, page_size, 2);
 }
 
 /* The child: time its COW loop and send the time back on the pipe. */
@@ -103,7 +78,8 @@ static WL_NOINLINE __attribute__((noreturn)) void run_cow_child(char *base, uint
 
 int main(int argc, char **argv)
 {
-	uint64_t t0, t1, c0, cc0, loop_ns, cpu_ns, cow_ns = 0;
+	uint64_t t1, loop_ns = 0, cpu_ns = 0, cow_ns = 0;
+	struct wl_clock clk;
 	char *base = NULL;
 	struct opts o;
 	int pfd[2], status;
@@ -121,9 +97,7 @@ int main(int argc, char **argv)
 		wl_sleep_ms(o.pause_ms);
 	fflush(NULL);
 
-	t0 = wl_now_ns(CLOCK_MONOTONIC);
-	c0 = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID);
-	cc0 = wl_children_cpu_ns();
+	wl_clock_start(&clk, 1);
 	touch_first_pages(base, o.pages);
 	t1 = wl_now_ns(CLOCK_MONOTONIC);
 	pid = fork();
@@ -137,14 +111,14 @@ int main(int argc, char **argv)
 	n = read(pfd[0], &cow_ns, sizeof(cow_ns));
 	if (waitpid(pid, &status, 0) < 0)
 		wl_die("waitpid");
-	cpu_ns = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID) - c0 + wl_children_cpu_ns() - cc0;
-	loop_ns = wl_now_ns(CLOCK_MONOTONIC) - t0;
+	wl_clock_stop(&clk, &loop_ns, &cpu_ns);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || n != (ssize_t)sizeof(cow_ns))
 		wl_fail("the child failed (status 0x%x)", status);
 
 	printf("cow_fork: pages=%" PRIu64 " page_size=%zu first_touch_faults=%" PRIu64
 	       " cow_faults=%" PRIu64 " expected_faults=%" PRIu64 " first_touch_ns=%" PRIu64
 	       " cow_ns=%" PRIu64 " loop_ns=%" PRIu64 " cpu_ns=%" PRIu64 "\n",
-	       o.pages, page_size, o.pages, o.pages, 2 * o.pages, t1 - t0, cow_ns, loop_ns, cpu_ns);
+	       o.pages, page_size, o.pages, o.pages, 2 * o.pages, t1 - clk.t0, cow_ns, loop_ns,
+	       cpu_ns);
 	return 0;
 }

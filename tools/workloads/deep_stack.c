@@ -81,42 +81,10 @@ static const char *const level_names[MAX_LEVELS] = {
 	"level_v", "level_w", "level_x", "level_y", "level_z",
 };
 
-static void usage(void)
+/* -d: a comma-separated list of depths. */
+static void parse_depths(const char *arg, void *data)
 {
-	printf("Usage: deep_stack [-d D[,D...]] [-p P] [-r R] [-s S] [--frame-bytes B]\n"
-	       "                  [--pause-before-ms MS]\n"
-	       "\n"
-	       "For each depth D, call main -> level_a -> level_b -> ... through D levels of\n"
-	       "distinct functions (frames of different sizes), and at the bottom take known\n"
-	       "page faults (THP off, one fault per page), then print the expected stacks and\n"
-	       "one summary line.\n"
-	       "\n"
-	       "  -d, --depth D[,D...]   the depths, 1 to %d, one pass each (default 8)\n"
-	       "  -p, --pages P          touch_pages writes one byte per page of P fresh\n"
-	       "                         anonymous pages (P write faults a pass, default 1000)\n"
-	       "  -r, --read R           read_pages, called through a function pointer, reads\n"
-	       "                         one byte per page of R other fresh pages (R read\n"
-	       "                         faults a pass, default 0)\n"
-	       "  -s, --signal S         signal_self raises SIGUSR1 at the bottom; its handler\n"
-	       "                         on_signal calls touch_in_handler, which writes S fresh\n"
-	       "                         pages (S write faults a pass, default 0: no signal)\n"
-	       "      --frame-bytes B    stack bytes of each odd level's variable-length\n"
-	       "                         array, times its level number (default 48)\n"
-	       "      --pause-before-ms MS  sleep MS milliseconds after the warm-up passes,\n"
-	       "                         before the measured ones (default 0)\n"
-	       "  -h, --help             print this help and exit\n"
-	       "\n"
-	       "Before the summary, one line per expected stack:\n"
-	       "  expect KIND COUNT main;level_a;...;LEAF\n"
-	       "(frames root-first from main, '*' for any frames of libc in between).\n"
-	       "Summary: deep_stack: page_size= depths= write_pages= read_pages= signal_pages=\n"
-	       "expected_write= expected_read= loop_ns= cpu_ns=\n"
-	       "expected_* count only the measured passes' faults.\n",
-	       MAX_LEVELS);
-}
-
-static void parse_depths(const char *arg, struct opts *o)
-{
+	struct opts *o = data;
 	size_t len = strlen(arg);
 	char buf[256], *p = buf, *tok;
 
@@ -132,67 +100,62 @@ static void parse_depths(const char *arg, struct opts *o)
 	}
 }
 
+/* The parts of --help around the option lines. */
+static const struct wl_usage usage = {
+	.about = "For each depth D, call main -> level_a -> level_b -> ... through D levels of\n"
+		 "distinct functions (frames of different sizes), and at the bottom take known\n"
+		 "page faults (THP off, one fault per page), then print the expected stacks and\n"
+		 "one summary line.\n",
+	.notes = "Before the summary, one line per expected stack:\n"
+		 "  expect KIND COUNT main;level_a;...;LEAF\n"
+		 "(frames root-first from main, '*' for any frames of libc in between).\n"
+		 "Summary: deep_stack: page_size= depths= write_pages= read_pages= signal_pages=\n"
+		 "expected_write= expected_read= loop_ns= cpu_ns=\n"
+		 "expected_* count only the measured passes' faults.\n",
+};
+
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_FRAME_BYTES = 256, OPT_PAUSE };
-	static const struct option longopts[] = {
-		{"depth", required_argument, NULL, 'd'},
-		{"pages", required_argument, NULL, 'p'},
-		{"read", required_argument, NULL, 'r'},
-		{"signal", required_argument, NULL, 's'},
-		{"frame-bytes", required_argument, NULL, OPT_FRAME_BYTES},
-		{"pause-before-ms", required_argument, NULL, OPT_PAUSE},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	uint64_t max = wl_max_pages(page_size);
-	int c;
+	const struct wl_option options[] = {
+		WL_OPT_CALL(
+			"depth", 'd', "D[,D...]", parse_depths, o,
+			"the depths, 1 to " WL_STRINGIFY(MAX_LEVELS) ", one pass each (default 8)"),
+		WL_OPT_U64("pages", 'p', "P", &o->write_pages, 0, max,
+			   "touch_pages writes one byte per page of P fresh\n"
+			   "anonymous pages (P write faults a pass, default 1000)"),
+		WL_OPT_U64("read", 'r', "R", &o->read_pages, 0, max,
+			   "read_pages, called through a function pointer, reads\n"
+			   "one byte per page of R other fresh pages (R read\n"
+			   "faults a pass, default 0)"),
+		WL_OPT_U64("signal", 's', "S", &o->signal_pages, 0, max,
+			   "signal_self raises SIGUSR1 at the bottom; its handler\n"
+			   "on_signal calls touch_in_handler, which writes S fresh\n"
+			   "pages (S write faults a pass, default 0: no signal)"),
+		/* level y (25) holds 25 * B: at most 100K of stack. */
+		WL_OPT_U64("frame-bytes", 0, "B", &o->frame_bytes, 0, 4096,
+			   "stack bytes of each odd level's variable-length\n"
+			   "array, times its level number (default 48)"),
+		WL_OPT_U64("pause-before-ms", 0, "MS", &o->pause_ms, 0, WL_MAX_PAUSE_MS,
+			   "sleep MS milliseconds after the warm-up passes,\n"
+			   "before the measured ones (default 0)"),
+		WL_OPT_END,
+	};
 
 	*o = (struct opts){.depths = {8}, .ndepths = 1, .write_pages = 1000, .frame_bytes = 48};
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":d:p:r:s:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			parse_depths(optarg, o);
-			break;
-		case 'p':
-			o->write_pages = wl_parse_u64("--pages", optarg, 0, max);
-			break;
-		case 'r':
-			o->read_pages = wl_parse_u64("--read", optarg, 0, max);
-			break;
-		case 's':
-			o->signal_pages = wl_parse_u64("--signal", optarg, 0, max);
-			break;
-		case OPT_FRAME_BYTES:
-			/* level y (25) holds 25 * B: at most 100K of stack. */
-			o->frame_bytes = wl_parse_u64("--frame-bytes", optarg, 0, 4096);
-			break;
-		case OPT_PAUSE:
-			o->pause_ms = wl_parse_u64("--pause-before-ms", optarg, 0, 86400000);
-			break;
-		default:
-			wl_other_option(c, argv, usage);
-		}
-	}
-	wl_no_operands(argc, argv);
+	wl_parse_options(argc, argv, options, &usage);
 }
 
 /* P not-present write faults: each allocates and zeroes one anonymous page. */
 static WL_NOINLINE void touch_pages(char *base, uint64_t pages)
 {
-	for (uint64_t i = 0; i < pages; i++)
-		((volatile char *)base)[i * page_size] = 1;
+	wl_write_pages(base, pages, page_size, 1);
 }
 
 /* R not-present read faults, each mapping the shared zero page. */
 static WL_NOINLINE void read_pages(const char *base, uint64_t pages)
 {
-	unsigned long sum = 0;
-
-	for (uint64_t i = 0; i < pages; i++)
-		sum += ((const volatile char *)base)[i * page_size];
-	sink = sum;
+	sink = wl_read_pages(base, pages, page_size);
 }
 
 /* Called through this pointer: an indirect call the compiler cannot turn into a direct one. */
@@ -201,8 +164,7 @@ static void (*volatile read_fn)(const char *, uint64_t) = read_pages;
 /* S write faults inside the signal handler. */
 static WL_NOINLINE void touch_in_handler(char *base, uint64_t pages)
 {
-	for (uint64_t i = 0; i < pages; i++)
-		((volatile char *)base)[i * page_size] = 2;
+	wl_write_pages(base, pages, page_size, 2);
 }
 
 static WL_NOINLINE void on_signal(int sig)
@@ -353,7 +315,8 @@ static inline __attribute__((always_inline)) void run_pass(const struct opts *o,
 int main(int argc, char **argv)
 {
 	struct sigaction sa = {.sa_handler = on_signal};
-	uint64_t t0, c0, loop_ns, cpu_ns;
+	uint64_t loop_ns = 0, cpu_ns = 0;
+	struct wl_clock clk;
 	struct opts o;
 
 	page_size = wl_page_size();
@@ -366,12 +329,10 @@ int main(int argc, char **argv)
 		run_pass(&o, o.depths[i], 0);
 	if (o.pause_ms)
 		wl_sleep_ms(o.pause_ms);
-	t0 = wl_now_ns(CLOCK_MONOTONIC);
-	c0 = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID);
+	wl_clock_start(&clk, 0);
 	for (unsigned int i = 0; i < o.ndepths; i++)
 		run_pass(&o, o.depths[i], 1);
-	cpu_ns = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID) - c0;
-	loop_ns = wl_now_ns(CLOCK_MONOTONIC) - t0;
+	wl_clock_stop(&clk, &loop_ns, &cpu_ns);
 
 	/* The same depth twice is one stack: its counts add up. */
 	for (unsigned int i = 0; i < o.ndepths; i++) {

@@ -43,73 +43,40 @@ struct opts {
 
 static size_t page_size;
 
-static void usage(void)
-{
-	printf("Usage: exec_loop [N] [-n N] [--touch PAGES] [--pause-before-ms MS]\n"
-	       "\n"
-	       "Re-exec this binary (/proc/self/exe) N times in the same process, then print one\n"
-	       "summary line from the last image.\n"
-	       "\n"
-	       "  N, -n, --execs N       number of execs (default 1000)\n"
-	       "      --touch PAGES      in each exec'd image, write one byte to each of PAGES\n"
-	       "                         pages of fresh anonymous memory (default 0)\n"
-	       "      --pause-before-ms MS  sleep MS milliseconds before the first exec, so\n"
-	       "                         that a tracer can attach to the pid (default 0)\n"
-	       "  -h, --help             print this help and exit\n"
-	       "\n"
-	       "Internal, passed down the chain by the program itself:\n"
-	       "      --remaining R      execs still to do after this image\n"
-	       "      --start-ns NS      CLOCK_MONOTONIC when the chain started\n"
-	       "      --start-cpu-ns NS  CLOCK_PROCESS_CPUTIME_ID when the chain started\n"
-	       "\n"
-	       "Summary: exec_loop: execs= touch_pages= page_size= expected_touch_faults=\n"
-	       "loop_ns= cpu_ns=\n");
-}
+/* The parts of --help around the option lines. */
+static const struct wl_usage usage = {
+	.operands = "[N]",
+	.about =
+		"Re-exec this binary (/proc/self/exe) N times in the same process, then print one\n"
+		"summary line from the last image.\n",
+	.notes = "Summary: exec_loop: execs= touch_pages= page_size= expected_touch_faults=\n"
+		 "loop_ns= cpu_ns=\n",
+};
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_TOUCH = 256, OPT_PAUSE, OPT_REMAINING, OPT_START, OPT_START_CPU };
-	static const struct option longopts[] = {
-		{"execs", required_argument, NULL, 'n'},
-		{"touch", required_argument, NULL, OPT_TOUCH},
-		{"pause-before-ms", required_argument, NULL, OPT_PAUSE},
-		{"remaining", required_argument, NULL, OPT_REMAINING},
-		{"start-ns", required_argument, NULL, OPT_START},
-		{"start-cpu-ns", required_argument, NULL, OPT_START_CPU},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	int have_n = 0;
+	const struct wl_option options[] = {
+		WL_OPT_U64("execs", 'n', "N", &o->execs, 1, MAX_EXECS,
+			   "number of execs, or as the operand N (default 1000)", .given = &have_n),
+		WL_OPT_U64("touch", 0, "PAGES", &o->touch_pages, 0, wl_max_pages(page_size),
+			   "in each exec'd image, write one byte to each of PAGES\n"
+			   "pages of fresh anonymous memory (default 0)"),
+		WL_OPT_U64("pause-before-ms", 0, "MS", &o->pause_ms, 0, WL_MAX_PAUSE_MS,
+			   "sleep MS milliseconds before the first exec, so\n"
+			   "that a tracer can attach to the pid (default 0)"),
+		WL_OPT_U64("remaining", 0, "R", &o->remaining, 0, MAX_EXECS,
+			   "execs still to do after this image", .given = &o->has_remaining,
+			   .internal = 1),
+		WL_OPT_U64("start-ns", 0, "NS", &o->start_ns, 0, UINT64_MAX,
+			   "CLOCK_MONOTONIC when the chain started", .internal = 1),
+		WL_OPT_U64("start-cpu-ns", 0, "NS", &o->start_cpu_ns, 0, UINT64_MAX,
+			   "CLOCK_PROCESS_CPUTIME_ID when the chain started", .internal = 1),
+		WL_OPT_END,
 	};
-	int c, have_n = 0;
 
 	*o = (struct opts){.execs = 1000};
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":n:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			o->execs = wl_parse_u64("--execs", optarg, 1, MAX_EXECS);
-			have_n = 1;
-			break;
-		case OPT_TOUCH:
-			o->touch_pages =
-				wl_parse_u64("--touch", optarg, 0, wl_max_pages(page_size));
-			break;
-		case OPT_PAUSE:
-			o->pause_ms = wl_parse_u64("--pause-before-ms", optarg, 0, 86400000);
-			break;
-		case OPT_REMAINING:
-			o->remaining = wl_parse_u64("--remaining", optarg, 0, MAX_EXECS);
-			o->has_remaining = 1;
-			break;
-		case OPT_START:
-			o->start_ns = wl_parse_u64("--start-ns", optarg, 0, UINT64_MAX);
-			break;
-		case OPT_START_CPU:
-			o->start_cpu_ns = wl_parse_u64("--start-cpu-ns", optarg, 0, UINT64_MAX);
-			break;
-		default:
-			wl_other_option(c, argv, usage);
-		}
-	}
+	wl_parse_options(argc, argv, options, &usage);
 	if (optind < argc) {
 		if (have_n)
 			wl_usage_error("the number of execs is given twice ('%s')", argv[optind]);
@@ -131,8 +98,7 @@ static WL_NOINLINE void touch_anon_pages(uint64_t pages)
 	if (!pages)
 		return;
 	p = wl_map_anon(pages * page_size);
-	for (uint64_t i = 0; i < pages; i++)
-		((volatile char *)p)[i * page_size] = 1;
+	wl_write_pages(p, pages, page_size, 1);
 }
 
 /* The next link of the chain: same pid, new mm. Returns only on failure. */

@@ -47,78 +47,42 @@ struct opts {
 
 static size_t page_size;
 
-static void usage(void)
-{
-	printf("Usage: fault_anatomy [-a A] [-b B] [-f F] [-s S] [-c C] [-H H] [-d DIR]\n"
-	       "\n"
-	       "Take a known number of page faults on each type of memory, then print one\n"
-	       "summary line.\n"
-	       "\n"
-	       "  -a, --anon A      write A pages of private anonymous memory (default 0)\n"
-	       "  -b, --heap B      grow the brk heap by B pages and write them (default 0)\n"
-	       "  -f, --file F      read F pages of a file in the page cache (minor), then\n"
-	       "                    again after dropping them from it (major) (default 0)\n"
-	       "  -s, --shmem S     write S pages of a memfd mapped shared (default 0)\n"
-	       "  -c, --cow C       write C pages, fork, write them in the child: C\n"
-	       "                    copy-on-write faults (default 0)\n"
-	       "  -H, --hugetlb H   write H huge pages of MAP_HUGETLB memory, if the kernel\n"
-	       "                    has H free ones (default 0)\n"
-	       "  -d, --dir DIR     where to write the file (default .)\n"
-	       "  -h, --help        print this help and exit\n"
-	       "\n"
-	       "Summary: fault_anatomy: page_size= file_fs= file_type= file_evicted=\n"
-	       "hugetlb= expected_anon= expected_heap= expected_file_minor=\n"
-	       "expected_file_major= expected_shmem= expected_cow= expected_hugetlb=\n"
-	       "rusage_<phase>_minor= rusage_<phase>_major= loop_ns= cpu_ns=\n");
-}
+/* The parts of --help around the option lines. */
+static const struct wl_usage usage = {
+	.about = "Take a known number of page faults on each type of memory, then print one\n"
+		 "summary line.\n",
+	.notes = "Summary: fault_anatomy: page_size= file_fs= file_type= file_evicted=\n"
+		 "hugetlb= expected_anon= expected_heap= expected_file_minor=\n"
+		 "expected_file_major= expected_shmem= expected_cow= expected_hugetlb=\n"
+		 "rusage_<phase>_minor= rusage_<phase>_major= loop_ns= cpu_ns=\n",
+};
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	static const struct option longopts[] = {
-		{"anon", required_argument, NULL, 'a'},
-		{"heap", required_argument, NULL, 'b'},
-		{"file", required_argument, NULL, 'f'},
-		{"shmem", required_argument, NULL, 's'},
-		{"cow", required_argument, NULL, 'c'},
-		{"hugetlb", required_argument, NULL, 'H'},
-		{"dir", required_argument, NULL, 'd'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	uint64_t max = wl_max_pages(page_size);
-	int c;
+	const struct wl_option options[] = {
+		WL_OPT_U64("anon", 'a', "A", &o->anon, 0, max,
+			   "write A pages of private anonymous memory (default 0)"),
+		WL_OPT_U64("heap", 'b', "B", &o->heap, 0, max,
+			   "grow the brk heap by B pages and write them (default 0)"),
+		/* one mapping per page: stay well under vm.max_map_count (65530) */
+		WL_OPT_U64("file", 'f', "F", &o->file, 0, 30000,
+			   "read F pages of a file in the page cache (minor), then\n"
+			   "again after dropping them from it (major) (default 0)"),
+		WL_OPT_U64("shmem", 's', "S", &o->shmem, 0, max,
+			   "write S pages of a memfd mapped shared (default 0)"),
+		WL_OPT_U64("cow", 'c', "C", &o->cow, 0, max,
+			   "write C pages, fork, write them in the child: C\n"
+			   "copy-on-write faults (default 0)"),
+		WL_OPT_U64("hugetlb", 'H', "H", &o->hugetlb, 0, 1u << 20,
+			   "write H huge pages of MAP_HUGETLB memory, if the kernel\n"
+			   "has H free ones (default 0)"),
+		WL_OPT_STR("dir", 'd', "DIR", &o->dir, "where to write the file (default .)"),
+		WL_OPT_END,
+	};
 
 	*o = (struct opts){.dir = "."};
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":a:b:f:s:c:H:d:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'a':
-			o->anon = wl_parse_u64("--anon", optarg, 0, max);
-			break;
-		case 'b':
-			o->heap = wl_parse_u64("--heap", optarg, 0, max);
-			break;
-		case 'f':
-			/* one mapping per page: stay well under vm.max_map_count (65530) */
-			o->file = wl_parse_u64("--file", optarg, 0, 30000);
-			break;
-		case 's':
-			o->shmem = wl_parse_u64("--shmem", optarg, 0, max);
-			break;
-		case 'c':
-			o->cow = wl_parse_u64("--cow", optarg, 0, max);
-			break;
-		case 'H':
-			o->hugetlb = wl_parse_u64("--hugetlb", optarg, 0, 1u << 20);
-			break;
-		case 'd':
-			o->dir = optarg;
-			break;
-		default:
-			wl_other_option(c, argv, usage);
-		}
-	}
-	wl_no_operands(argc, argv);
+	wl_parse_options(argc, argv, options, &usage);
 }
 
 /* This process's (or its waited-for children's) minor and major faults so far. */
@@ -152,28 +116,23 @@ static void phase_end(struct phase *p, int who)
 
 static WL_NOINLINE void touch_anon_pages(char *base, uint64_t pages)
 {
-	for (uint64_t i = 0; i < pages; i++)
-		((volatile char *)base)[i * page_size] = 1;
+	wl_write_pages(base, pages, page_size, 1);
 }
 
-/* Each phase writes its own value: gcc's identical code folding (-fipa-icf, on at -O2) would
- * otherwise make the three loops one function, named after one of them in every stack. */
+/* Each phase writes its own value, so that identical code folding keeps them apart. */
 static WL_NOINLINE void touch_heap_pages(char *base, uint64_t pages)
 {
-	for (uint64_t i = 0; i < pages; i++)
-		((volatile char *)base)[i * page_size] = 3;
+	wl_write_pages(base, pages, page_size, 3);
 }
 
 static WL_NOINLINE void write_shmem_pages(char *base, uint64_t pages)
 {
-	for (uint64_t i = 0; i < pages; i++)
-		((volatile char *)base)[i * page_size] = 4;
+	wl_write_pages(base, pages, page_size, 4);
 }
 
 static WL_NOINLINE void touch_hugetlb_pages(char *base, uint64_t pages, size_t huge)
 {
-	for (uint64_t i = 0; i < pages; i++)
-		((volatile char *)base)[i * huge] = 1;
+	wl_write_pages(base, pages, huge, 1);
 }
 
 /* One read per page, each page in a one-page mapping of its own (no fault-around). */
@@ -235,6 +194,7 @@ static void file_phases(const struct opts *o, struct file_result *r)
 	char path[4096];
 	char **maps;
 	struct statfs sf;
+	uint32_t magic;
 	char *buf;
 	int fd;
 
@@ -249,8 +209,10 @@ static void file_phases(const struct opts *o, struct file_result *r)
 	unlink(path);
 	if (fstatfs(fd, &sf))
 		wl_die("fstatfs");
-	r->fs = sf.f_type == TMPFS_MAGIC_ ? "tmpfs" : sf.f_type == RAMFS_MAGIC_ ? "ramfs" : "other";
-	if (sf.f_type == TMPFS_MAGIC_)
+	/* The magic numbers are 32-bit; f_type is a signed int on 32-bit targets. */
+	magic = (uint32_t)sf.f_type;
+	r->fs = magic == TMPFS_MAGIC_ ? "tmpfs" : magic == RAMFS_MAGIC_ ? "ramfs" : "other";
+	if (magic == TMPFS_MAGIC_)
 		r->type = "shmem";
 	buf = malloc(page_size);
 	maps = calloc(o->file, sizeof(*maps));
@@ -309,8 +271,7 @@ static void shmem_phase(uint64_t pages, struct phase *p)
 
 static WL_NOINLINE void touch_cow_pages(char *base, uint64_t pages)
 {
-	for (uint64_t i = 0; i < pages; i++)
-		((volatile char *)base)[i * page_size] = 2;
+	wl_write_pages(base, pages, page_size, 2);
 }
 
 static void cow_phase(uint64_t pages, struct phase *parent, struct phase *child)
@@ -385,7 +346,8 @@ int main(int argc, char **argv)
 	struct phase anon = {0}, heap = {0}, shmem = {0}, cow_parent = {0}, cow_child = {0},
 		     huge = {0};
 	struct file_result file = {0};
-	uint64_t t0, c0, cc0, loop_ns, cpu_ns;
+	uint64_t loop_ns = 0, cpu_ns = 0;
+	struct wl_clock clk;
 	const char *hugetlb;
 	char *a = NULL, *b = NULL;
 	struct opts o;
@@ -408,9 +370,7 @@ int main(int argc, char **argv)
 	}
 	fflush(NULL);
 
-	t0 = wl_now_ns(CLOCK_MONOTONIC);
-	c0 = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID);
-	cc0 = wl_children_cpu_ns();
+	wl_clock_start(&clk, 1);
 	phase_begin(&anon, RUSAGE_SELF);
 	touch_anon_pages(a, o.anon);
 	phase_end(&anon, RUSAGE_SELF);
@@ -421,8 +381,7 @@ int main(int argc, char **argv)
 	shmem_phase(o.shmem, &shmem);
 	cow_phase(o.cow, &cow_parent, &cow_child);
 	hugetlb = hugetlb_phase(o.hugetlb, &huge);
-	cpu_ns = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID) - c0 + wl_children_cpu_ns() - cc0;
-	loop_ns = wl_now_ns(CLOCK_MONOTONIC) - t0;
+	wl_clock_stop(&clk, &loop_ns, &cpu_ns);
 
 	printf("fault_anatomy: page_size=%zu file_fs=%s file_type=%s file_evicted=%" PRIu64
 	       " hugetlb=%s expected_anon=%" PRIu64 " expected_heap=%" PRIu64

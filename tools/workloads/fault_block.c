@@ -22,7 +22,6 @@
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -33,62 +32,39 @@
 struct opts {
 	uint64_t threads;
 	uint64_t hold_ms;
-	bool exit_blocked;
+	int exit_blocked;
 };
 
 static size_t page_size;
 static char *region;
 
-static void usage(void)
-{
-	printf("Usage: fault_block [-t THREADS] [--hold-ms MS] [--exit]\n"
-	       "\n"
-	       "THREADS threads each take one page fault that userfaultfd holds; once all are\n"
-	       "held, the program prints 'fault_block: held=THREADS' and, MS milliseconds later,\n"
-	       "resolves them (or, with --exit, exits while they are held); then one summary\n"
-	       "line. Needs userfaultfd (root, or vm.unprivileged_userfaultfd=1).\n"
-	       "\n"
-	       "  -t, --threads T   threads, one held fault each (default 2, at most %d)\n"
-	       "      --hold-ms MS  how long the faults are held (default 500)\n"
-	       "      --exit        exit with the faults held: they never complete\n"
-	       "  -h, --help        print this help and exit\n"
-	       "\n"
-	       "Summary: fault_block: threads= hold_ms= expected_held= expected_completed=\n"
-	       "(expected_completed: the held faults that completed, each after at least\n"
-	       "hold_ms; 0 with --exit)\n",
-	       MAX_THREADS);
-}
+/* The parts of --help around the option lines. */
+static const struct wl_usage usage = {
+	.about =
+		"THREADS threads each take one page fault that userfaultfd holds; once all are\n"
+		"held, the program prints 'fault_block: held=THREADS' and, MS milliseconds later,\n"
+		"resolves them (or, with --exit, exits while they are held); then one summary\n"
+		"line. Needs userfaultfd (root, or vm.unprivileged_userfaultfd=1).\n",
+	.notes = "Summary: fault_block: threads= hold_ms= expected_held= expected_completed=\n"
+		 "(expected_completed: the held faults that completed, each after at least\n"
+		 "hold_ms; 0 with --exit)\n",
+};
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_HOLD = 256, OPT_EXIT };
-	static const struct option longopts[] = {
-		{"threads", required_argument, NULL, 't'},
-		{"hold-ms", required_argument, NULL, OPT_HOLD},
-		{"exit", no_argument, NULL, OPT_EXIT},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	const struct wl_option options[] = {
+		WL_OPT_U64("threads", 't', "T", &o->threads, 1, MAX_THREADS,
+			   "threads, one held fault each (default 2, at most " WL_STRINGIFY(
+				   MAX_THREADS) ")"),
+		WL_OPT_U64("hold-ms", 0, "MS", &o->hold_ms, 0, WL_MAX_PAUSE_MS,
+			   "how long the faults are held (default 500)"),
+		WL_OPT_FLAG("exit", 0, &o->exit_blocked, 1,
+			    "exit with the faults held: they never complete"),
+		WL_OPT_END,
 	};
-	int c;
 
 	*o = (struct opts){.threads = 2, .hold_ms = 500};
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 't':
-			o->threads = wl_parse_u64("--threads", optarg, 1, MAX_THREADS);
-			break;
-		case OPT_HOLD:
-			o->hold_ms = wl_parse_u64("--hold-ms", optarg, 0, 86400000);
-			break;
-		case OPT_EXIT:
-			o->exit_blocked = true;
-			break;
-		default:
-			wl_other_option(c, argv, usage);
-		}
-	}
-	wl_no_operands(argc, argv);
+	wl_parse_options(argc, argv, options, &usage);
 }
 
 /* One read of the thread's own page: the fault userfaultfd holds. */

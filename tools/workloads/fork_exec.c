@@ -28,61 +28,31 @@ struct opts {
 
 static size_t page_size;
 
-static void usage(void)
-{
-	printf("Usage: fork_exec [-n ROUNDS] [--exec PATH] [--parent-pages P]\n"
-	       "                 [--pause-before-ms MS]\n"
-	       "\n"
-	       "ROUNDS times: fork, exec PATH (no arguments) in the child, wait for it; then one\n"
-	       "summary line. Every child must exit with status 0.\n"
-	       "\n"
-	       "  -n, --rounds N         rounds (default 1000)\n"
-	       "      --exec PATH        program the children exec (default /bin/true)\n"
-	       "      --parent-pages P   anonymous pages the parent writes before the loop, for\n"
-	       "                         each fork to copy (default 0)\n"
-	       "      --pause-before-ms MS  sleep MS milliseconds before the loop, so that a\n"
-	       "                         tracer can attach to the pid (default 0)\n"
-	       "  -h, --help             print this help and exit\n"
-	       "\n"
-	       "Summary: fork_exec: rounds= parent_pages= exec=PATH loop_ns= cpu_ns=\n"
-	       "cpu_ns includes the children's CPU time.\n");
-}
+/* The parts of --help around the option lines. */
+static const struct wl_usage usage = {
+	.about =
+		"ROUNDS times: fork, exec PATH (no arguments) in the child, wait for it; then one\n"
+		"summary line. Every child must exit with status 0.\n",
+	.notes = "Summary: fork_exec: rounds= parent_pages= exec=PATH loop_ns= cpu_ns=\n"
+		 "cpu_ns includes the children's CPU time.\n",
+};
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_EXEC = 256, OPT_PARENT_PAGES, OPT_PAUSE };
-	static const struct option longopts[] = {
-		{"rounds", required_argument, NULL, 'n'},
-		{"exec", required_argument, NULL, OPT_EXEC},
-		{"parent-pages", required_argument, NULL, OPT_PARENT_PAGES},
-		{"pause-before-ms", required_argument, NULL, OPT_PAUSE},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	const struct wl_option options[] = {
+		WL_OPT_U64("rounds", 'n', "ROUNDS", &o->rounds, 1, UINT64_MAX,
+			   "rounds (default 1000)"),
+		WL_OPT_STR("exec", 0, "PATH", &o->exec_path,
+			   "program the children exec (default /bin/true)"),
+		WL_OPT_U64("parent-pages", 0, "P", &o->parent_pages, 0, wl_max_pages(page_size),
+			   "anonymous pages the parent writes before the loop, for\n"
+			   "each fork to copy (default 0)"),
+		WL_PAUSE_OPTION(&o->pause_ms),
+		WL_OPT_END,
 	};
-	int c;
 
 	*o = (struct opts){.rounds = 1000, .exec_path = "/bin/true"};
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":n:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			o->rounds = wl_parse_u64("--rounds", optarg, 1, UINT64_MAX);
-			break;
-		case OPT_EXEC:
-			o->exec_path = optarg;
-			break;
-		case OPT_PARENT_PAGES:
-			o->parent_pages =
-				wl_parse_u64("--parent-pages", optarg, 0, wl_max_pages(page_size));
-			break;
-		case OPT_PAUSE:
-			o->pause_ms = wl_parse_u64("--pause-before-ms", optarg, 0, 86400000);
-			break;
-		default:
-			wl_other_option(c, argv, usage);
-		}
-	}
-	wl_no_operands(argc, argv);
+	wl_parse_options(argc, argv, options, &usage);
 	/* Catch a wrong path here rather than as N failed children. */
 	if (access(o->exec_path, X_OK))
 		wl_usage_error("cannot execute '%s': %s", o->exec_path, strerror(errno));
@@ -115,7 +85,8 @@ static WL_NOINLINE void fork_exec_loop(const char *path, uint64_t rounds)
 
 int main(int argc, char **argv)
 {
-	uint64_t t0, c0, cc0, loop_ns, cpu_ns;
+	uint64_t loop_ns = 0, cpu_ns = 0;
+	struct wl_clock clk;
 	struct opts o;
 
 	page_size = wl_page_size();
@@ -124,19 +95,15 @@ int main(int argc, char **argv)
 	if (o.parent_pages) {
 		char *p = wl_map_anon(o.parent_pages * page_size);
 
-		for (uint64_t i = 0; i < o.parent_pages; i++)
-			((volatile char *)p)[i * page_size] = 1;
+		wl_write_pages(p, o.parent_pages, page_size, 1);
 	}
 	if (o.pause_ms)
 		wl_sleep_ms(o.pause_ms);
 	fflush(NULL);
 
-	t0 = wl_now_ns(CLOCK_MONOTONIC);
-	c0 = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID);
-	cc0 = wl_children_cpu_ns();
+	wl_clock_start(&clk, 1);
 	fork_exec_loop(o.exec_path, o.rounds);
-	cpu_ns = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID) - c0 + wl_children_cpu_ns() - cc0;
-	loop_ns = wl_now_ns(CLOCK_MONOTONIC) - t0;
+	wl_clock_stop(&clk, &loop_ns, &cpu_ns);
 
 	printf("fork_exec: rounds=%" PRIu64 " parent_pages=%" PRIu64 " exec=%s loop_ns=%" PRIu64
 	       " cpu_ns=%" PRIu64 "\n",

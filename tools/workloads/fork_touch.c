@@ -33,68 +33,39 @@ struct opts {
 
 static size_t page_size;
 
-static void usage(void)
-{
-	printf("Usage: fork_touch [-p PAGES] [-c CHILDREN] [-q PAGES] [--pause-before-ms MS]\n"
-	       "\n"
-	       "The parent writes its pages, forks the children, each child writes pages of its\n"
-	       "own and exits, the parent waits for them; then one summary line.\n"
-	       "\n"
-	       "  -p, --parent-pages P   pages the parent writes, one byte each (default 1000)\n"
-	       "  -c, --children C       children to fork, 0 for none (default 4)\n"
-	       "  -q, --child-pages Q    pages of fresh anonymous memory each child writes\n"
-	       "                         (default 1000)\n"
-	       "      --pause-before-ms MS  sleep MS milliseconds before the loop, so that a\n"
-	       "                         tracer can attach to the pid (default 0)\n"
-	       "  -h, --help             print this help and exit\n"
-	       "\n"
-	       "Summary: fork_touch: page_size= children= parent_pages= child_pages=\n"
-	       "expected_faults= expected_parent_faults= expected_child_faults= loop_ns= cpu_ns=\n"
-	       "cpu_ns includes the children's CPU time.\n");
-}
+/* The parts of --help around the option lines. */
+static const struct wl_usage usage = {
+	.about = "The parent writes its pages, forks the children, each child writes pages of its\n"
+		 "own and exits, the parent waits for them; then one summary line.\n",
+	.notes =
+		"Summary: fork_touch: page_size= children= parent_pages= child_pages=\n"
+		"expected_faults= expected_parent_faults= expected_child_faults= loop_ns= cpu_ns=\n"
+		"cpu_ns includes the children's CPU time.\n",
+};
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_PAUSE = 256 };
-	static const struct option longopts[] = {
-		{"parent-pages", required_argument, NULL, 'p'},
-		{"children", required_argument, NULL, 'c'},
-		{"child-pages", required_argument, NULL, 'q'},
-		{"pause-before-ms", required_argument, NULL, OPT_PAUSE},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	uint64_t max = wl_max_pages(page_size);
-	int c;
+	const struct wl_option options[] = {
+		WL_OPT_U64("parent-pages", 'p', "P", &o->parent_pages, 0, max,
+			   "pages the parent writes, one byte each (default 1000)"),
+		WL_OPT_U64("children", 'c', "C", &o->children, 0, MAX_CHILDREN,
+			   "children to fork, 0 for none (default 4)"),
+		WL_OPT_U64("child-pages", 'q', "Q", &o->child_pages, 0, max,
+			   "pages of fresh anonymous memory each child writes\n"
+			   "(default 1000)"),
+		WL_PAUSE_OPTION(&o->pause_ms),
+		WL_OPT_END,
+	};
 
 	*o = (struct opts){.parent_pages = 1000, .children = 4, .child_pages = 1000};
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:c:q:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			o->parent_pages = wl_parse_u64("--parent-pages", optarg, 0, max);
-			break;
-		case 'c':
-			o->children = wl_parse_u64("--children", optarg, 0, MAX_CHILDREN);
-			break;
-		case 'q':
-			o->child_pages = wl_parse_u64("--child-pages", optarg, 0, max);
-			break;
-		case OPT_PAUSE:
-			o->pause_ms = wl_parse_u64("--pause-before-ms", optarg, 0, 86400000);
-			break;
-		default:
-			wl_other_option(c, argv, usage);
-		}
-	}
-	wl_no_operands(argc, argv);
+	wl_parse_options(argc, argv, options, &usage);
 }
 
 /* P not-present write faults in the parent. */
 static WL_NOINLINE void touch_parent_pages(char *base, uint64_t pages)
 {
-	for (uint64_t i = 0; i < pages; i++)
-		((volatile char *)base)[i * page_size] = 1;
+	wl_write_pages(base, pages, page_size, 1);
 }
 
 /* Q not-present write faults in a child, on memory mapped after the fork. */
@@ -105,8 +76,7 @@ static WL_NOINLINE void touch_child_pages(uint64_t pages)
 	if (!pages)
 		return;
 	base = wl_map_anon(pages * page_size);
-	for (uint64_t i = 0; i < pages; i++)
-		((volatile char *)base)[i * page_size] = 1;
+	wl_write_pages(base, pages, page_size, 1);
 }
 
 /* Fork all children (they run concurrently), then reap them; any failed child fails the run. */
@@ -138,7 +108,8 @@ static WL_NOINLINE void fork_children(uint64_t children, uint64_t child_pages)
 
 int main(int argc, char **argv)
 {
-	uint64_t t0, c0, cc0, loop_ns, cpu_ns;
+	uint64_t loop_ns = 0, cpu_ns = 0;
+	struct wl_clock clk;
 	char *parent = NULL;
 	struct opts o;
 
@@ -152,13 +123,10 @@ int main(int argc, char **argv)
 	/* Nothing buffered may be inherited by the children (they _exit(), but be safe). */
 	fflush(NULL);
 
-	t0 = wl_now_ns(CLOCK_MONOTONIC);
-	c0 = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID);
-	cc0 = wl_children_cpu_ns();
+	wl_clock_start(&clk, 1);
 	touch_parent_pages(parent, o.parent_pages);
 	fork_children(o.children, o.child_pages);
-	cpu_ns = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID) - c0 + wl_children_cpu_ns() - cc0;
-	loop_ns = wl_now_ns(CLOCK_MONOTONIC) - t0;
+	wl_clock_stop(&clk, &loop_ns, &cpu_ns);
 
 	printf("fork_touch: page_size=%zu children=%" PRIu64 " parent_pages=%" PRIu64
 	       " child_pages=%" PRIu64 " expected_faults=%" PRIu64

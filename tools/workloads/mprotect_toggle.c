@@ -55,72 +55,39 @@ static size_t page_size;
 /* Keeps the values B reads alive, so the compiler cannot drop the reads. */
 static volatile unsigned long read_sink;
 
-static void usage(void)
-{
-	printf("Usage: mprotect_toggle [--single] [-i ITERATIONS] [-s SIZE] [--no-prefault]\n"
-	       "                       [--pause-before-ms MS]\n"
-	       "\n"
-	       "Default: thread A on CPU 0 toggles the region read-only and back, thread B on\n"
-	       "CPU 1 keeps reading it, so every read-only switch needs a TLB shootdown on\n"
-	       "CPU 1. Needs CPUs 0 and 1. --single: one thread toggles and reads/writes every\n"
-	       "page.\n"
-	       "\n"
-	       "      --single           one-thread mode (protect read-only, read each page,\n"
-	       "                         protect read/write, write each page)\n"
-	       "  -i, --iterations I     toggle iterations, two mprotect() calls each (default\n"
-	       "                         1000 with threads, 10 with --single)\n"
-	       "  -s, --size SIZE        region size in bytes, optional K, M or G suffix,\n"
-	       "                         rounded up to whole pages (default 64 pages with\n"
-	       "                         threads, 64M with --single)\n"
-	       "      --no-prefault      do not write the region before the loop\n"
-	       "      --pause-before-ms MS  sleep MS milliseconds before the loop, so that a\n"
-	       "                         tracer can attach to the pid (default 0)\n"
-	       "  -h, --help             print this help and exit\n"
-	       "\n"
-	       "Summary: mprotect_toggle: mode=threads|single page_size= size= pages=\n"
-	       "iterations= mprotect_calls= prefault= reader_passes= loop_ns= cpu_ns=\n"
-	       "reader_passes (threads mode) counts B's passes over the region during the loop;\n"
-	       "cpu_ns is the whole process's, B's spinning included.\n");
-}
+/* The parts of --help around the option lines. */
+static const struct wl_usage usage = {
+	.about = "Default: thread A on CPU 0 toggles the region read-only and back, thread B on\n"
+		 "CPU 1 keeps reading it, so every read-only switch needs a TLB shootdown on\n"
+		 "CPU 1. Needs CPUs 0 and 1. --single: one thread toggles and reads/writes every\n"
+		 "page.\n",
+	.notes = "Summary: mprotect_toggle: mode=threads|single page_size= size= pages=\n"
+		 "iterations= mprotect_calls= prefault= reader_passes= loop_ns= cpu_ns=\n"
+		 "reader_passes (threads mode) counts B's passes over the region during the loop;\n"
+		 "cpu_ns is the whole process's, B's spinning included.\n",
+};
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_SINGLE = 256, OPT_NO_PREFAULT, OPT_PAUSE };
-	static const struct option longopts[] = {
-		{"single", no_argument, NULL, OPT_SINGLE},
-		{"iterations", required_argument, NULL, 'i'},
-		{"size", required_argument, NULL, 's'},
-		{"no-prefault", no_argument, NULL, OPT_NO_PREFAULT},
-		{"pause-before-ms", required_argument, NULL, OPT_PAUSE},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	const struct wl_option options[] = {
+		WL_OPT_FLAG("single", 0, &o->single, 1,
+			    "one-thread mode (protect read-only, read each page,\n"
+			    "protect read/write, write each page)"),
+		WL_OPT_U64("iterations", 'i', "I", &o->iterations, 1, UINT64_MAX / 2,
+			   "toggle iterations, two mprotect() calls each (default\n"
+			   "1000 with threads, 10 with --single)"),
+		WL_OPT_SIZE("size", 's', "SIZE", &o->size, 1, SIZE_MAX / 4,
+			    "region size in bytes, optional K, M or G suffix,\n"
+			    "rounded up to whole pages (default 64 pages with\n"
+			    "threads, 64M with --single)"),
+		WL_OPT_FLAG("no-prefault", 0, &o->prefault, 0,
+			    "do not write the region before the loop"),
+		WL_PAUSE_OPTION(&o->pause_ms),
+		WL_OPT_END,
 	};
-	int c;
 
 	*o = (struct opts){.prefault = 1};
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:s:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_SINGLE:
-			o->single = 1;
-			break;
-		case 'i':
-			o->iterations = wl_parse_u64("--iterations", optarg, 1, UINT64_MAX / 2);
-			break;
-		case 's':
-			o->size = wl_parse_size("--size", optarg, 1, SIZE_MAX / 4);
-			break;
-		case OPT_NO_PREFAULT:
-			o->prefault = 0;
-			break;
-		case OPT_PAUSE:
-			o->pause_ms = wl_parse_u64("--pause-before-ms", optarg, 0, 86400000);
-			break;
-		default:
-			wl_other_option(c, argv, usage);
-		}
-	}
-	wl_no_operands(argc, argv);
+	wl_parse_options(argc, argv, options, &usage);
 	if (!o->iterations)
 		o->iterations = o->single ? 10 : 1000;
 	if (!o->size)
@@ -137,17 +104,12 @@ static void protect(char *base, size_t len, int prot)
 /* Before the loop, so that the loop takes no faults. */
 static WL_NOINLINE void prefault_pages(char *base, size_t len)
 {
-	for (size_t off = 0; off < len; off += page_size)
-		((volatile char *)base)[off] = 1;
+	wl_write_pages(base, len / page_size, page_size, 1);
 }
 
 static WL_NOINLINE unsigned long read_one_byte_per_page(const char *base, size_t len)
 {
-	unsigned long sum = 0;
-
-	for (size_t off = 0; off < len; off += page_size)
-		sum += ((const volatile char *)base)[off];
-	return sum;
+	return wl_read_pages(base, len / page_size, page_size);
 }
 
 static WL_NOINLINE void write_one_byte_per_page(char *base, size_t len)
@@ -202,7 +164,8 @@ static WL_NOINLINE void single_toggle_loop(char *base, size_t len, uint64_t iter
 
 int main(int argc, char **argv)
 {
-	uint64_t t0, c0, loop_ns, cpu_ns, passes = 0;
+	uint64_t loop_ns = 0, cpu_ns = 0, passes = 0;
+	struct wl_clock clk;
 	struct reader r = {0};
 	pthread_t thread;
 	struct opts o;
@@ -241,8 +204,7 @@ int main(int argc, char **argv)
 	if (o.pause_ms)
 		wl_sleep_ms(o.pause_ms);
 
-	t0 = wl_now_ns(CLOCK_MONOTONIC);
-	c0 = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID);
+	wl_clock_start(&clk, 0);
 	if (o.single) {
 		single_toggle_loop(base, o.size, o.iterations);
 	} else {
@@ -250,8 +212,7 @@ int main(int argc, char **argv)
 		toggle_protection(base, o.size, o.iterations);
 		passes = atomic_load(&r.passes) - passes;
 	}
-	cpu_ns = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID) - c0;
-	loop_ns = wl_now_ns(CLOCK_MONOTONIC) - t0;
+	wl_clock_stop(&clk, &loop_ns, &cpu_ns);
 
 	if (!o.single) {
 		atomic_store(&r.stop, 1);

@@ -89,86 +89,51 @@ static int zero_fd = -1;
 /* Keeps the values read from zero pages alive, so the compiler cannot drop the reads. */
 static volatile unsigned long read_sink;
 
-static void usage(void)
-{
-	printf("Usage: page_touch [-w W] [-r R] [-x X] [-k K] [--repeat N]\n"
-	       "                  [--pause-before-ms MS]\n"
-	       "\n"
-	       "Take a known number of page faults in a measured loop (THP off, one fault per\n"
-	       "page), then print one summary line.\n"
-	       "\n"
-	       "  -w, --write W          write one byte per page into W untouched anonymous\n"
-	       "                         pages (W not-present write faults, default 0)\n"
-	       "  -r, --read R           read one byte per page of R other untouched anonymous\n"
-	       "                         pages; each maps the shared zero page (R read faults,\n"
-	       "                         default 0)\n"
-	       "  -x, --exec X           call into X pages of a memfd mapped read+exec, each in\n"
-	       "                         a 1-page mapping of its own (X instruction fetch\n"
-	       "                         faults, default 0)\n"
-	       "  -k, --kernel K         read() one page from /dev/zero into each of K untouched\n"
-	       "                         anonymous pages (K faults taken in kernel mode,\n"
-	       "                         default 0)\n"
-	       "      --repeat N         run the loop N times, each with fresh mappings\n"
-	       "                         (default 1); expected_* and the times are totals\n"
-	       "                         over all N\n"
-	       "      --pause-before-ms MS  sleep MS milliseconds before the first loop, so\n"
-	       "                         that a tracer can attach to the pid (default 0)\n"
-	       "  -h, --help             print this help and exit\n"
-	       "\n"
-	       "Summary: page_touch: page_size= write_pages= read_pages= exec_pages=\n"
-	       "kernel_pages= repeat= expected_faults= expected_write= expected_read=\n"
-	       "expected_exec= expected_kernel= loop_ns= cpu_ns=\n"
-	       "expected_* count only the loop's faults; process startup and exit add a constant\n"
-	       "that a run with -w 0 -r 0 -x 0 -k 0 measures.\n");
-}
+/* The parts of --help around the option lines. */
+static const struct wl_usage usage = {
+	.about = "Take a known number of page faults in a measured loop (THP off, one fault per\n"
+		 "page), then print one summary line.\n",
+	.notes =
+		"Summary: page_touch: page_size= write_pages= read_pages= exec_pages=\n"
+		"kernel_pages= repeat= expected_faults= expected_write= expected_read=\n"
+		"expected_exec= expected_kernel= loop_ns= cpu_ns=\n"
+		"expected_* count only the loop's faults; process startup and exit add a constant\n"
+		"that a run with -w 0 -r 0 -x 0 -k 0 measures.\n",
+};
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_REPEAT = 256, OPT_PAUSE };
-	static const struct option longopts[] = {
-		{"write", required_argument, NULL, 'w'},
-		{"read", required_argument, NULL, 'r'},
-		{"exec", required_argument, NULL, 'x'},
-		{"kernel", required_argument, NULL, 'k'},
-		{"repeat", required_argument, NULL, OPT_REPEAT},
-		{"pause-before-ms", required_argument, NULL, OPT_PAUSE},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	uint64_t max = wl_max_pages(page_size);
-	int c;
+	const struct wl_option options[] = {
+		WL_OPT_U64("write", 'w', "W", &o->write_pages, 0, max,
+			   "write one byte per page into W untouched anonymous\n"
+			   "pages (W not-present write faults, default 0)"),
+		WL_OPT_U64("read", 'r', "R", &o->read_pages, 0, max,
+			   "read one byte per page of R other untouched anonymous\n"
+			   "pages; each maps the shared zero page (R read faults,\n"
+			   "default 0)"),
+		/* Two VMAs per exec page (page + guard): beyond about vm.max_map_count / 2 the
+		 * mmap() fails, with a hint. */
+		WL_OPT_U64("exec", 'x', "X", &o->exec_pages, 0, 1000000,
+			   "call into X pages of a memfd mapped read+exec, each in\n"
+			   "a 1-page mapping of its own (X instruction fetch\n"
+			   "faults, default 0)"),
+		WL_OPT_U64("kernel", 'k', "K", &o->kernel_pages, 0, max,
+			   "read() one page from /dev/zero into each of K untouched\n"
+			   "anonymous pages (K faults taken in kernel mode,\n"
+			   "default 0)"),
+		WL_OPT_U64("repeat", 0, "N", &o->repeat, 1, UINT32_MAX,
+			   "run the loop N times, each with fresh mappings\n"
+			   "(default 1); expected_* and the times are totals\n"
+			   "over all N"),
+		WL_OPT_U64("pause-before-ms", 0, "MS", &o->pause_ms, 0, WL_MAX_PAUSE_MS,
+			   "sleep MS milliseconds before the first loop, so\n"
+			   "that a tracer can attach to the pid (default 0)"),
+		WL_OPT_END,
+	};
 
 	*o = (struct opts){.repeat = 1};
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":w:r:x:k:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'w':
-			o->write_pages = wl_parse_u64("--write", optarg, 0, max);
-			break;
-		case 'r':
-			o->read_pages = wl_parse_u64("--read", optarg, 0, max);
-			break;
-		case 'x':
-			/*
-			 * Two VMAs per exec page (page + guard): beyond about vm.max_map_count / 2
-			 * the mmap() fails, with a hint.
-			 */
-			o->exec_pages = wl_parse_u64("--exec", optarg, 0, 1000000);
-			break;
-		case 'k':
-			o->kernel_pages = wl_parse_u64("--kernel", optarg, 0, max);
-			break;
-		case OPT_REPEAT:
-			o->repeat = wl_parse_u64("--repeat", optarg, 1, UINT32_MAX);
-			break;
-		case OPT_PAUSE:
-			o->pause_ms = wl_parse_u64("--pause-before-ms", optarg, 0, 86400000);
-			break;
-		default:
-			wl_other_option(c, argv, usage);
-		}
-	}
-	wl_no_operands(argc, argv);
+	wl_parse_options(argc, argv, options, &usage);
 #ifdef WL_NO_EXEC_PAGES
 	if (o->exec_pages)
 		wl_usage_error("--exec is not supported on this architecture");
@@ -178,18 +143,13 @@ static void parse_args(int argc, char **argv, struct opts *o)
 /* W not-present write faults: each allocates and zeroes one anonymous page. */
 static WL_NOINLINE void touch_write_pages(char *base, uint64_t pages)
 {
-	for (uint64_t i = 0; i < pages; i++)
-		((volatile char *)base)[i * page_size] = 1;
+	wl_write_pages(base, pages, page_size, 1);
 }
 
 /* R not-present read faults, each mapping the shared zero page (nothing is allocated). */
 static WL_NOINLINE void touch_read_pages(const char *base, uint64_t pages)
 {
-	unsigned long sum = 0;
-
-	for (uint64_t i = 0; i < pages; i++)
-		sum += ((const volatile char *)base)[i * page_size];
-	read_sink = sum;
+	read_sink = wl_read_pages(base, pages, page_size);
 }
 
 /*
@@ -365,14 +325,12 @@ int main(int argc, char **argv)
 		wl_sleep_ms(o.pause_ms);
 
 	for (uint64_t i = 0; i < o.repeat; i++) {
-		uint64_t t0, c0;
+		struct wl_clock clk;
 
 		map_regions(&o, &r);
-		t0 = wl_now_ns(CLOCK_MONOTONIC);
-		c0 = wl_now_ns(CLOCK_PROCESS_CPUTIME_ID);
+		wl_clock_start(&clk, 0);
 		touch_all_pages(&o, &r);
-		cpu_ns += wl_now_ns(CLOCK_PROCESS_CPUTIME_ID) - c0;
-		loop_ns += wl_now_ns(CLOCK_MONOTONIC) - t0;
+		wl_clock_stop(&clk, &loop_ns, &cpu_ns);
 		unmap_regions(&o, &r);
 	}
 

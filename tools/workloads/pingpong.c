@@ -47,68 +47,36 @@ struct pong {
 	uint64_t cpu_ns;
 };
 
-static void usage(void)
-{
-	printf("Usage: pingpong [-r ROUND_TRIPS] [--threads] [--cpu N] [--sleep-us US]\n"
-	       "                [--pause-before-ms MS]\n"
-	       "\n"
-	       "Two processes (or threads) pinned to one CPU pass a byte back and forth over two\n"
-	       "pipes; every round trip is at least two context switches.\n"
-	       "\n"
-	       "  -r, --round-trips R    round trips (default 100000)\n"
-	       "      --threads          two threads of one process instead of two processes\n"
-	       "      --cpu N            the CPU both are pinned to (default 0)\n"
-	       "      --sleep-us US      each side sleeps US microseconds before it sends, so\n"
-	       "                         the CPU idles between them (default 0: no sleep)\n"
-	       "      --pause-before-ms MS  sleep MS milliseconds before the loop, so that a\n"
-	       "                         tracer can attach to the pid (default 0)\n"
-	       "  -h, --help             print this help and exit\n"
-	       "\n"
-	       "Summary: pingpong: mode=process|thread cpu= round_trips=\n"
-	       "min_context_switches= ping_nvcsw= ping_nivcsw= loop_ns= cpu_ns=\n"
-	       "cpu_ns includes the pong side's CPU time in the loop.\n");
-}
+/* The parts of --help around the option lines. */
+static const struct wl_usage usage = {
+	.about =
+		"Two processes (or threads) pinned to one CPU pass a byte back and forth over two\n"
+		"pipes; every round trip is at least two context switches.\n",
+	.notes = "Summary: pingpong: mode=process|thread cpu= round_trips=\n"
+		 "min_context_switches= ping_nvcsw= ping_nivcsw= loop_ns= cpu_ns=\n"
+		 "cpu_ns includes the pong side's CPU time in the loop.\n",
+};
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_THREADS = 256, OPT_CPU, OPT_PAUSE, OPT_SLEEP };
-	static const struct option longopts[] = {
-		{"round-trips", required_argument, NULL, 'r'},
-		{"threads", no_argument, NULL, OPT_THREADS},
-		{"cpu", required_argument, NULL, OPT_CPU},
-		{"pause-before-ms", required_argument, NULL, OPT_PAUSE},
-		{"sleep-us", required_argument, NULL, OPT_SLEEP},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	uint64_t cpu = 0;
+	const struct wl_option options[] = {
+		WL_OPT_U64("round-trips", 'r', "R", &o->round_trips, 1, UINT64_MAX / 2,
+			   "round trips (default 100000)"),
+		WL_OPT_FLAG("threads", 0, &o->threads, 1,
+			    "two threads of one process instead of two processes"),
+		WL_OPT_U64("cpu", 0, "N", &cpu, 0, CPU_SETSIZE - 1,
+			   "the CPU both are pinned to (default 0)"),
+		WL_OPT_U64("sleep-us", 0, "US", &o->sleep_us, 0, 1000000,
+			   "each side sleeps US microseconds before it sends, so\n"
+			   "the CPU idles between them (default 0: no sleep)"),
+		WL_PAUSE_OPTION(&o->pause_ms),
+		WL_OPT_END,
 	};
-	int c;
 
 	*o = (struct opts){.round_trips = 100000};
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":r:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'r':
-			o->round_trips = wl_parse_u64("--round-trips", optarg, 1, UINT64_MAX / 2);
-			break;
-		case OPT_THREADS:
-			o->threads = 1;
-			break;
-		case OPT_CPU:
-			o->cpu = (long)wl_parse_u64("--cpu", optarg, 0, CPU_SETSIZE - 1);
-			break;
-		case OPT_PAUSE:
-			o->pause_ms = wl_parse_u64("--pause-before-ms", optarg, 0, 86400000);
-			break;
-		case OPT_SLEEP:
-			o->sleep_us = wl_parse_u64("--sleep-us", optarg, 0, 1000000);
-			break;
-		default:
-			wl_other_option(c, argv, usage);
-		}
-	}
-	wl_no_operands(argc, argv);
-	if (!wl_cpu_allowed(o->cpu))
-		wl_usage_error("CPU %ld is not available to this process", o->cpu);
+	wl_parse_options(argc, argv, options, &usage);
+	o->cpu = wl_usable_cpu(cpu);
 }
 
 static void write_byte(int fd, char b)

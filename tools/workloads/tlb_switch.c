@@ -59,87 +59,45 @@ static uint64_t nr_pids; /* children forked so far */
 static uint64_t nr_reaped;
 static char *reaped; /* reaped[i]: pids[i] has been waited for */
 
-static void usage(void)
-{
-	printf("Usage: tlb_switch [-c CHILDREN] [-p PAGES] [-t TURNS] [--cpu N] [--two-cpu]\n"
-	       "                  [--seed S] [--no-prefault] [--pause-before-ms MS]\n"
-	       "\n"
-	       "CHILDREN processes pinned to one CPU take turns, round robin, each writing its\n"
-	       "PAGES pages in a shuffled order per turn, TURNS turns each; then one summary\n"
-	       "line.\n"
-	       "\n"
-	       "  -c, --children C       child processes (default 4)\n"
-	       "  -p, --pages P          pages per child, one byte written per page per turn\n"
-	       "                         (default 256)\n"
-	       "  -t, --turns T          turns per child (default 1000)\n"
-	       "      --cpu N            the CPU the children are pinned to (default 0)\n"
-	       "      --two-cpu          even children on CPU N, odd ones on CPU N+1, so that\n"
-	       "                         turns alternate between the two CPUs\n"
-	       "      --seed S           seed of the page-order shuffle (default 1)\n"
-	       "      --no-prefault      do not write the pages before the loop (the first turn\n"
-	       "                         then takes one write fault per page)\n"
-	       "      --pause-before-ms MS  sleep MS milliseconds before the loop, so that a\n"
-	       "                         tracer can attach to the pid (default 0)\n"
-	       "  -h, --help             print this help and exit\n"
-	       "\n"
-	       "Summary: tlb_switch: page_size= children= pages= turns= cpus= cpu= seed=\n"
-	       "prefault= page_writes= turn_switches= loop_ns= cpu_ns=\n"
-	       "cpu_ns is the children's CPU time in their turn loops.\n");
-}
+/* The parts of --help around the option lines. */
+static const struct wl_usage usage = {
+	.about = "CHILDREN processes pinned to one CPU take turns, round robin, each writing its\n"
+		 "PAGES pages in a shuffled order per turn, TURNS turns each; then one summary\n"
+		 "line.\n",
+	.notes = "Summary: tlb_switch: page_size= children= pages= turns= cpus= cpu= seed=\n"
+		 "prefault= page_writes= turn_switches= loop_ns= cpu_ns=\n"
+		 "cpu_ns is the children's CPU time in their turn loops.\n",
+};
 
 static void parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_CPU = 256, OPT_TWO_CPU, OPT_SEED, OPT_NO_PREFAULT, OPT_PAUSE };
-	static const struct option longopts[] = {
-		{"children", required_argument, NULL, 'c'},
-		{"pages", required_argument, NULL, 'p'},
-		{"turns", required_argument, NULL, 't'},
-		{"cpu", required_argument, NULL, OPT_CPU},
-		{"two-cpu", no_argument, NULL, OPT_TWO_CPU},
-		{"seed", required_argument, NULL, OPT_SEED},
-		{"no-prefault", no_argument, NULL, OPT_NO_PREFAULT},
-		{"pause-before-ms", required_argument, NULL, OPT_PAUSE},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	uint64_t cpu = 0;
+	const struct wl_option options[] = {
+		WL_OPT_U64("children", 'c', "C", &o->children, 1, MAX_CHILDREN,
+			   "child processes (default 4)"),
+		/* Page indices are 32-bit in the shuffled order. */
+		WL_OPT_U64("pages", 'p', "P", &o->pages, 1, UINT32_MAX,
+			   "pages per child, one byte written per page per turn\n"
+			   "(default 256)"),
+		WL_OPT_U64("turns", 't', "T", &o->turns, 1, UINT32_MAX,
+			   "turns per child (default 1000)"),
+		WL_OPT_U64("cpu", 0, "N", &cpu, 0, CPU_SETSIZE - 2,
+			   "the CPU the children are pinned to (default 0)"),
+		WL_OPT_FLAG("two-cpu", 0, &o->two_cpu, 1,
+			    "even children on CPU N, odd ones on CPU N+1, so that\n"
+			    "turns alternate between the two CPUs"),
+		WL_OPT_U64("seed", 0, "S", &o->seed, 0, UINT64_MAX,
+			   "seed of the page-order shuffle (default 1)"),
+		WL_OPT_FLAG("no-prefault", 0, &o->prefault, 0,
+			    "do not write the pages before the loop (the first turn\n"
+			    "then takes one write fault per page)"),
+		WL_PAUSE_OPTION(&o->pause_ms),
+		WL_OPT_END,
 	};
-	int c;
 
 	*o = (struct opts){.children = 4, .pages = 256, .turns = 1000, .seed = 1, .prefault = 1};
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":c:p:t:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			o->children = wl_parse_u64("--children", optarg, 1, MAX_CHILDREN);
-			break;
-		case 'p':
-			/* Page indices are 32-bit in the shuffled order. */
-			o->pages = wl_parse_u64("--pages", optarg, 1, UINT32_MAX);
-			break;
-		case 't':
-			o->turns = wl_parse_u64("--turns", optarg, 1, UINT32_MAX);
-			break;
-		case OPT_CPU:
-			o->cpu = (long)wl_parse_u64("--cpu", optarg, 0, CPU_SETSIZE - 2);
-			break;
-		case OPT_TWO_CPU:
-			o->two_cpu = 1;
-			break;
-		case OPT_SEED:
-			o->seed = wl_parse_u64("--seed", optarg, 0, UINT64_MAX);
-			break;
-		case OPT_NO_PREFAULT:
-			o->prefault = 0;
-			break;
-		case OPT_PAUSE:
-			o->pause_ms = wl_parse_u64("--pause-before-ms", optarg, 0, 86400000);
-			break;
-		default:
-			wl_other_option(c, argv, usage);
-		}
-	}
-	wl_no_operands(argc, argv);
-	if (!wl_cpu_allowed(o->cpu))
-		wl_usage_error("CPU %ld is not available to this process", o->cpu);
+	wl_parse_options(argc, argv, options, &usage);
+	o->cpu = wl_usable_cpu(cpu);
 	if (o->two_cpu && !wl_cpu_allowed(o->cpu + 1))
 		wl_usage_error("--two-cpu needs CPU %ld too, which is not available", o->cpu + 1);
 	if (o->pages > wl_max_pages(page_size))
@@ -295,6 +253,10 @@ int main(int argc, char **argv)
 	page_size = wl_page_size();
 	parse_args(argc, argv, &o);
 
+	pids = calloc(o.children, sizeof(*pids));
+	reaped = calloc(o.children, 1);
+	if (!pids || !reaped)
+		wl_die("calloc");
 	len = sizeof(*sh) + o.children * (sizeof(sem_t) + sizeof(uint64_t));
 	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)
@@ -308,10 +270,6 @@ int main(int argc, char **argv)
 		if (sem_init(&sh->turn[i], 1, 0))
 			wl_die("sem_init");
 	}
-	pids = calloc(o.children, sizeof(*pids));
-	reaped = calloc(o.children, 1);
-	if (!pids || !reaped)
-		wl_die("calloc");
 	parent_pid = getpid();
 	fflush(NULL);
 
