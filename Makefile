@@ -7,6 +7,7 @@
 #   make static     build/mmscope-static (statically linked: for other hosts and test VMs)
 #   make bench-smoke  fault-loop time with and without mmscope stat
 #   make fuzz       long libFuzzer runs (make test runs short ones)
+#   make install    PREFIX=/usr/local DESTDIR=: $(PREFIX)/sbin/mmscope and the man pages
 #   V=1             show the commands
 
 HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/')
@@ -288,6 +289,16 @@ print-format-files:
 
 check-format:
 	clang-format --dry-run -Werror $(FORMAT_FILES)
+
+# The binary and its man pages (docs/man/*.8), under DESTDIR (for packaging) and PREFIX.
+PREFIX ?= /usr/local
+DESTDIR ?=
+MANPAGES := $(wildcard docs/man/*.8)
+.PHONY: install
+install: $(OUT)/mmscope
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 0755 $(OUT)/mmscope $(DESTDIR)$(PREFIX)/sbin/mmscope
+	install -m 0644 $(MANPAGES) $(DESTDIR)$(PREFIX)/share/man/man8/
 
 clean:
 	rm -rf build

@@ -19,6 +19,7 @@ pkgs=(
 	protobuf-compiler python3-protobuf	# read --pprof profiles in tests/live/test_pprof.sh
 	golang-go golang-github-google-pprof-dev	# pprof itself, built by test_pprof.sh
 	prometheus				# serve's test: a real scraper, and promtool
+	man-db groff-base			# the man pages' check (tests/live/test_docs_man.sh)
 	python3 procps util-linux coreutils git ca-certificates curl
 )
 missing=()

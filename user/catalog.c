@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The catalog rows follow ../shared/docs/kernel-probes.md: per event, the best hook first.
+ * The catalog rows: per event, the best hook first (docs/kernels.md shows what each tested
+ * kernel allows; mmscope probes shows the running one).
  * Why these orders:
  * - fault entry: the x86 exceptions tracepoints carry the error code (the class); tp_btf is
  *   the cheapest way to run on them; the perf software page-fault event fires in every

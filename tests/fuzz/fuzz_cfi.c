@@ -6,8 +6,8 @@
  * addresses taken from the input.
  *
  * clang -g -O1 -fsanitize=fuzzer,address,undefined -Iuser tests/fuzz/fuzz_cfi.c user/cfi.c \
- *	user/cfi_parse.c user/cfi_program.c -lelf -o /tmp/fuzz_cfi
- * /tmp/fuzz_cfi tests/fuzz/corpus/cfi
+ *	user/cfi_parse.c user/cfi_program.c -lelf -o build/fuzz_cfi
+ * build/fuzz_cfi tests/fuzz/corpus/cfi
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

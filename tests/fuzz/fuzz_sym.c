@@ -11,7 +11,7 @@
  *    the open-in-root, registration and raw-address paths run on it too.
  *
  * clang -g -O1 -fsanitize=fuzzer,address,undefined -Iuser tests/fuzz/fuzz_sym.c user/sym.c \
- *	-lelf -ldw -lz -o /tmp/fuzz_sym && /tmp/fuzz_sym tests/fuzz/corpus/sym
+ *	-lelf -ldw -lz -o build/fuzz_sym && build/fuzz_sym tests/fuzz/corpus/sym
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

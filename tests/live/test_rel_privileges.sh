@@ -40,7 +40,7 @@ if ! setpriv "${NOBODY[@]}" test -x "$MMSCOPE"; then
 else
 	denied "uid 65534 with CAP_BPF only" 'CAP_PERFMON' "${NOBODY[@]}" --inh-caps=-all,+bpf --ambient-caps=-all,+bpf
 	denied "uid 65534 with CAP_PERFMON only" 'CAP_BPF' "${NOBODY[@]}" --inh-caps=-all,+perfmon --ambient-caps=-all,+perfmon
-	# CAP_BPF + CAP_PERFMON are enough (README): a command run, counted.
+	# CAP_BPF + CAP_PERFMON are enough (docs/reliability.md): a command run, counted.
 	timeout 30 setpriv "${NOBODY[@]}" --inh-caps=-all,+bpf,+perfmon --ambient-caps=-all,+bpf,+perfmon \
 		"$MMSCOPE" stat --json -- "$PT" -w 1000 >"$TMP/cap.out" 2>"$TMP/cap.err" </dev/null
 	rc=$?

@@ -71,7 +71,7 @@ check "tlb_by_syscall_sum_exact" [ "$by_sys" -eq "$issued" ]
 # The same with stacks: the workload's call path into mprotect and mprotect's kernel path, with
 # the remote_ipi_send leaf. The workload's own toggle_protection() is not in it: glibc's
 # __mprotect is a leaf without a frame of its own, so a frame-pointer unwind starting inside
-# it skips its caller (README: what frame pointers lose); main, which called
+# it skips its caller (docs/faults.md, User stacks: what frame pointers lose); main, which called
 # toggle_protection, is the workload frame that must be there.
 # The sends depend on where the reader thread is (see above), and a SCHED_FIFO workload would
 # starve mmscope's maps snapshots (its libc frames then unresolved): perf counts the same

@@ -14,8 +14,8 @@ The guest prints one block per command (see guest.sh):
 This script extracts each block, then checks mmscope's numbers against three oracles that do
 not depend on mmscope: the workload's own arithmetic (its expected_* fields), the kernel's
 /proc/vmstat counters, and tracefs hist triggers (the kernel counting its own tracepoints or
-kprobe events, per process) - and the attach methods mmscope chose against what
-/work/shared/docs/kernel-probes.md says each kernel allows (EXPECT_METHODS below).
+kprobe events, per process) - and the attach methods mmscope chose against what each kernel
+allows (EXPECT_METHODS below; docs/kernels.md tabulates them).
 
 Every check states its tolerance and why in a comment. A check whose data mmscope does not
 produce yet (a null where a number is due, a missing section) FAILs with a reason that says
@@ -456,7 +456,7 @@ def run_checks(target, blocks, markers, c):
                     f"chosen candidates {chosen}, method {e.get('method')}")
             for x in e.get("candidates", []):
                 if x.get("status") == "refused":
-                    # A refusal always says why (README: n/a with the reason).
+                    # A refusal always says why (docs/output.md: n/a with the reason).
                     c.check(f"probes: {ev}/{x.get('method')} refusal has a reason",
                             bool(x.get("reason")), json.dumps(x))
         for ev, meth, pat in SERIES_REFUSED.get(full_target, EXPECT_REFUSED.get(target, [])):
@@ -495,7 +495,7 @@ def run_checks(target, blocks, markers, c):
         f = g(d, "faults")
         if f is None:
             continue
-        # The identity is exact for a command run (README): the command has exited, so every
+        # The identity is exact for a command run (docs/faults.md): the command has exited, so every
         # entry either completed or is counted incomplete.
         lhs, rhs = fsum(f, "user", "kernel"), fsum(f, "minor", "major", "incomplete")
         c.check(f"{name}: user+kernel == minor+major+incomplete", lhs is not None and lhs == rhs,
@@ -1073,7 +1073,8 @@ def run_checks(target, blocks, markers, c):
             # the child never touched them), so replacing their PTEs invalidates nothing.
             cls = [] if cls is not None else None
         if cls is None and target in ("x86_64", "power9"):
-            # README: the fault-class table shows the invalidations issued while each fault was
+            # docs/output.md (faults.by_fault_class): the fault-class table shows the
+            # invalidations issued while each fault was
             # handled "where the kernel traces invalidations": tlb:tlb_flush (x86) and
             # powerpc:tlbie (radix) do.
             c.check("cow: by_fault_class reported (the kernel traces invalidations here)", False,
