@@ -905,11 +905,12 @@ def run_checks(target, blocks, markers, c):
             c.near("tlb: local_mm_shootdown ~ mprotect_calls", t.get("local_mm_shootdown"), calls, 0.05 * calls)
             # ... and one shootdown IPI while the reader thread holds the mm on CPU 1. Under TCG
             # on a loaded host CPU 1 sometimes runs something else (mmscope itself, the shell),
-            # which takes it out of mm_cpumask: then the kernel sends no IPI (seen: 344 of 400).
-            # So the workload bounds the sends loosely, [50%, 105%] of the calls; the kernel's
-            # own count of the same tracepoint (below) is the exact oracle.
+            # which takes it out of mm_cpumask: then the kernel sends no IPI (seen: 344 of 400,
+            # and 159 of 400 on 5.10 beside four other VMs and the live tests). So the workload
+            # bounds the sends loosely, [25%, 105%] of the calls; the kernel's own count of the
+            # same tracepoint (below) is the exact oracle.
             r = t.get("remote_ipi_send")
-            c.check("tlb: remote_ipi_send in [0.5, 1.05] * mprotect_calls", r is not None and 0.5 * calls <= r <= 1.05 * calls,
+            c.check("tlb: remote_ipi_send in [0.25, 1.05] * mprotect_calls", r is not None and 0.25 * calls <= r <= 1.05 * calls,
                     f"remote_ipi_send={r!r}, mprotect_calls={calls}")
             top = sorted((x for x in t.get("by_syscall") or [] if x.get("reason") == "remote_ipi_send"),
                          key=lambda x: -x.get("count", 0))
