@@ -308,11 +308,80 @@ static bool infra_frame(const char *name)
 	return false;
 }
 
-/* The frames of one record under construction, root first. */
+/*
+ * Strings kept once each (open addressing on an FNV-1a hash, grown at half full): a frame's
+ * name or file points into the pool, which the stack set frees as a whole. Allocating each
+ * frame's strings anew made the end of a host-wide --folded run mmscope's biggest fault source
+ * (70k of its 148k faults in 5 s, for 332k it reported).
+ */
+struct name_pool {
+	char **slot;
+	size_t cap, n;
+};
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+static bool pool_grow(struct name_pool *p)
+{
+	size_t cap = p->cap ? p->cap * 2 : 1024;
+	char **slot = calloc(cap, sizeof(*slot));
+
+	if (!slot)
+		return false;
+	for (size_t i = 0; i < p->cap; i++) {
+		size_t j;
+
+		if (!p->slot[i])
+			continue;
+		for (j = name_hash(p->slot[i]) & (cap - 1); slot[j]; j = (j + 1) & (cap - 1))
+			;
+		slot[j] = p->slot[i];
+	}
+	free(p->slot);
+	p->slot = slot;
+	p->cap = cap;
+	return true;
+}
+
+/* The pool's copy of s, added if new; NULL without memory. */
+static char *pool_intern(struct name_pool *p, const char *s)
+{
+	size_t i;
+
+	if (2 * (p->n + 1) > p->cap && !pool_grow(p))
+		return NULL;
+	for (i = name_hash(s) & (p->cap - 1); p->slot[i]; i = (i + 1) & (p->cap - 1))
+		if (strcmp(p->slot[i], s) == 0)
+			return p->slot[i];
+	p->slot[i] = strdup(s);
+	if (p->slot[i])
+		p->n++;
+	return p->slot[i];
+}
+
+static void pool_free(struct name_pool *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->cap; i++)
+		free(p->slot[i]);
+	free(p->slot);
+	free(p);
+}
+
+/* The frames of one record under construction, root first; their strings in pool. */
 struct frame_list {
 	struct stack_frame f[1 + 1 + USER_STACK_DEPTH + 1 + KERNEL_STACK_DEPTH + 1];
 	int n;
 	bool failed;
+	struct name_pool *pool;
 };
 
 /* The frame added, for its location to be filled in; NULL when it was not. */
@@ -323,7 +392,7 @@ static struct stack_frame *fl_add(struct frame_list *l, const char *name, enum f
 	if (l->n >= (int)(sizeof(l->f) / sizeof(l->f[0])))
 		return NULL;
 	memset(f, 0, sizeof(*f));
-	f->name = strdup(name);
+	f->name = pool_intern(l->pool, name);
 	f->type = type;
 	if (!f->name) {
 		l->failed = true;
@@ -338,21 +407,13 @@ static void frame_set_user(struct frame_list *l, struct stack_frame *f, const st
 {
 	if (!f || !u->dso)
 		return;
-	f->dso = strdup(u->dso);
+	f->dso = pool_intern(l->pool, u->dso);
 	if (!f->dso)
 		l->failed = true;
 	f->addr = u->file_offset;
 	if (u->build_id_len && u->build_id_len <= sizeof(f->build_id)) {
 		memcpy(f->build_id, u->build_id, u->build_id_len);
 		f->build_id_len = (uint8_t)u->build_id_len;
-	}
-}
-
-static void free_frames(struct stack_frame *f, int n)
-{
-	for (int i = 0; i < n; i++) {
-		free(f[i].name);
-		free(f[i].dso);
 	}
 }
 
@@ -466,6 +527,10 @@ int read_stacks(struct session *s, kind_name_fn kind_name, struct stack_set *set
 
 	memset(set, 0, sizeof(*set));
 	set->lost = s->folded.lost;
+	set->names = calloc(1, sizeof(*set->names));
+	if (!set->names)
+		return -ENOMEM;
+	l.pool = set->names;
 	if (dropped)
 		warn_msg("%llu stacks beyond the %u kept in memory: their events show no frames",
 			 (unsigned long long)dropped, STACK_TABLE_MAX);
@@ -499,7 +564,6 @@ int read_stacks(struct session *s, kind_name_fn kind_name, struct stack_set *set
 				free(r->frames);
 				free(r->folded);
 			}
-			free_frames(l.f, l.n);
 			err = -ENOMEM;
 			break;
 		}
@@ -529,7 +593,6 @@ int read_stacks(struct session *s, kind_name_fn kind_name, struct stack_set *set
 			i++;
 			out->count += recs[i].count;
 			out->latency_ns += recs[i].latency_ns;
-			free_frames(recs[i].frames, recs[i].nframes);
 			free(recs[i].frames);
 			free(recs[i].folded);
 		}
@@ -540,11 +603,11 @@ int read_stacks(struct session *s, kind_name_fn kind_name, struct stack_set *set
 void free_stacks(struct stack_set *set)
 {
 	for (int i = 0; i < set->n; i++) {
-		free_frames(set->recs[i].frames, set->recs[i].nframes);
 		free(set->recs[i].frames);
 		free(set->recs[i].folded);
 	}
 	free(set->recs);
+	pool_free(set->names);
 	memset(set, 0, sizeof(*set));
 }
 

@@ -36,8 +36,12 @@ void free_locations(struct location_row *rows, int n);
  * pid. --folded, --svg and --pprof are written from these records. kind_name names the leaf
  * frame from the key's kind.
  */
+struct name_pool;
 struct stack_set {
 	struct stack_record *recs;
+	/* The frames' names and files, one copy of each string: a host-wide run's stacks repeat
+	 * the same few thousand names hundreds of thousands of times. */
+	struct name_pool *names;
 	int n;
 	int distinct; /* distinct --folded texts (stacks of several processes count once) */
 	uint64_t count, latency_ns; /* totals */

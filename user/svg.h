@@ -42,7 +42,7 @@ enum frame_type {
 #define STACK_BUILD_ID_MAX 20 /* as the BPF side reports build IDs */
 
 struct stack_frame {
-	char *name; /* raw bytes as read (NUL-terminated), not escaped */
+	char *name; /* raw bytes as read (NUL-terminated), not escaped; not the frame's to free */
 	enum frame_type type;
 	/* Where the frame's code is (--pprof's mappings): FRAME_KERNEL: addr is the kernel
 	 * address that was symbolized; FRAME_USER: dso is the file (NULL: unknown), addr the
