@@ -63,13 +63,19 @@ static int cmp_faults(const void *a, const void *b)
 	return (x->key.ino > y->key.ino) - (x->key.ino < y->key.ino);
 }
 
+/* A row in the order by major faults (the rows stay in their order by faults). */
+struct major_ref {
+	struct file_row *row;
+};
+
 static int cmp_major(const void *a, const void *b)
 {
-	const struct file_row *const *x = a, *const *y = b;
+	const struct file_row *x = ((const struct major_ref *)a)->row;
+	const struct file_row *y = ((const struct major_ref *)b)->row;
 
-	if ((*x)->n[TY_MAJOR] != (*y)->n[TY_MAJOR])
-		return (*x)->n[TY_MAJOR] < (*y)->n[TY_MAJOR] ? 1 : -1;
-	return cmp_faults(*x, *y);
+	if (x->n[TY_MAJOR] != y->n[TY_MAJOR])
+		return x->n[TY_MAJOR] < y->n[TY_MAJOR] ? 1 : -1;
+	return cmp_faults(x, y);
 }
 
 static int cmp_proc_faults(const void *a, const void *b)
@@ -197,6 +203,8 @@ static int add_entry(struct keyed_table *idx, struct file_row **rows, int *n, in
 		memset(&(*rows)[fi->i], 0, sizeof(**rows));
 		(*rows)[fi->i].key = key;
 	}
+	if (!*rows) /* an index entry is made only with its row */
+		return -EINVAL;
 	row = &(*rows)[fi->i];
 	if (row->nprocs == row->capprocs) {
 		int ncap = row->capprocs ? row->capprocs * 2 : 4;
@@ -251,10 +259,12 @@ static int read_files(struct session *s, struct file_row **out, int *n)
 	for (int i = 0; i < *n; i++) {
 		if (bpf_map_lookup_elem(names_fd, &rows[i].key, &fn) == 0)
 			name_file(&rows[i], &fn);
-		qsort(rows[i].procs, (size_t)rows[i].nprocs, sizeof(*rows[i].procs),
-		      cmp_proc_faults);
+		if (rows[i].nprocs > 1)
+			qsort(rows[i].procs, (size_t)rows[i].nprocs, sizeof(*rows[i].procs),
+			      cmp_proc_faults);
 	}
-	qsort(rows, (size_t)*n, sizeof(*rows), cmp_faults);
+	if (*n > 1)
+		qsort(rows, (size_t)*n, sizeof(*rows), cmp_faults);
 	*out = rows;
 	return 0;
 }
@@ -404,7 +414,8 @@ void faults_report_files(struct report *r, const struct mm_stats *st)
 				 st->c[CNT_FILE_OTHER_INCOMPLETE]};
 	uint64_t other_lat = st->c[CNT_FILE_OTHER_LAT_SUM], text_other[TY_NR];
 	int top = r->s->opts->top, n = 0, nmajor = 0, err;
-	struct file_row *rows = NULL, **bymajor;
+	struct file_row *rows = NULL;
+	struct major_ref *bymajor;
 
 	if (why) {
 		if (r->jw)
@@ -419,21 +430,23 @@ void faults_report_files(struct report *r, const struct mm_stats *st)
 	err = read_files(r->s, &rows, &n);
 	if (err)
 		warn_msg("faults on files: reading the files map: %s", strerror(-err));
+	if (!rows)
+		n = 0;
 	/* Shown: the top files by faults and, beside them, the top by major faults. */
 	bymajor = calloc((size_t)n + 1, sizeof(*bymajor));
 	for (int i = 0; i < n; i++) {
 		rows[i].shown = i < top;
 		if (bymajor && rows[i].n[TY_MAJOR])
-			bymajor[nmajor++] = &rows[i];
+			bymajor[nmajor++].row = &rows[i];
 	}
 	if (bymajor) {
 		qsort(bymajor, (size_t)nmajor, sizeof(*bymajor), cmp_major);
 		for (int i = 0; i < nmajor && i < top; i++)
-			bymajor[i]->shown = true;
+			bymajor[i].row->shown = true;
 	}
 	/* The text's table of the top by faults leaves out those shown by majors only. */
 	memcpy(text_other, other, sizeof(other));
-	for (int i = top; i < n; i++)
+	for (int i = top; rows && i < n; i++)
 		for (int c = 0; c < TY_NR; c++)
 			text_other[c] += rows[i].n[c];
 	for (int i = 0; i < n; i++) {
@@ -490,7 +503,7 @@ void faults_report_files(struct report *r, const struct mm_stats *st)
 		if (nmajor) {
 			text_header(r, "files by major faults (page-cache misses)");
 			for (int i = 0; i < nmajor && i < top; i++)
-				text_row(r, bymajor[i]);
+				text_row(r, bymajor[i].row);
 		}
 	}
 	free(bymajor);

@@ -827,6 +827,8 @@ static struct proc_node *find_proc_node(struct proc_node *nodes, size_t n, int p
 {
 	struct proc_node key = {.pid = pid};
 
+	if (!nodes || !n)
+		return NULL;
 	return bsearch(&key, nodes, n, sizeof(*nodes), cmp_proc_node);
 }
 
