@@ -61,11 +61,12 @@ STACK_PROGS["mm_folded_fp"] = STACK_PROGS["mm_folded"]
 STACK_CONFIGS = ["mm_folded_fp", "mm_folded", "perf_record", "perf_dwarf"]
 TARGET_COUNT_NS = 100
 TARGET_STACK_NS = 1000
-# The measurement floor of each mmscope program: the empty bpftrace program on the same event
-# (run.sh's BT_FLOOR), by the prefix of mmscope's program name.
-# (tools/bench/floor.bpf.c: f_* are empty, of the same program type on the same hook).
+# The measurement floor of each mmscope program: the empty program of the same type on the
+# same hook (tools/bench/floor.bpf.c: f_* are empty), by the prefix of mmscope's program name.
+# switch_flush_* sits on tlb_flush, not sched_switch (bpf/switch.bpf.c: it classifies the
+# flush a task switch makes), so it must match before the plain "switch" prefix.
 FLOOR_OF = [("pf_user", "f_pf_user"), ("pf_kernel", "f_pf_kernel"), ("pf_done_minor", "f_minor"),
-            ("tlb_flush", "f_tlb_flush"), ("switch_flush", "f_switch"), ("switch", "f_switch"),
+            ("tlb_flush", "f_tlb_flush"), ("switch_flush", "f_tlb_flush"), ("switch", "f_switch"),
             ("fork", "f_fork"), ("exec", "f_exec"), ("exit", "f_exit")]
 FLOOR_NAMES = {"f_pf_user": "page_fault_user", "f_pf_kernel": "page_fault_kernel",
                "f_minor": "minor-faults", "f_tlb_flush": "tlb_flush", "f_switch": "sched_switch",
