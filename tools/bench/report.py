@@ -917,16 +917,21 @@ def main():
             noisy = [x for x, v in (("min", mn), ("paired", pd)) if v is not None and v < 0]
             flag = "< noise (%s negative)" % " and ".join(noisy) if noisy else \
                 "~ noise (under the spread)" if mn < e["spread_ns"] else ""
+            # a tracer that dropped events did less work than the others (perf's dwarf mode
+            # overruns its buffer): its figure is per event of the loop, not per event it kept
+            lost = summary[(w, c)]["lost_total"]
+            if lost:
+                flag += ("; " if flag else "") + "lost %d (did less than the others)" % lost
             e["configs"][c] = {"ns_min": mn, "ns_paired": pd, "below_noise": noisy,
-                               "under_spread": not noisy and mn < e["spread_ns"],
+                               "under_spread": not noisy and mn < e["spread_ns"], "lost": lost,
                                "floor_ns": fl, "floor_hooks": parts,
                                "above_floor_ns": mn - fl if fl is not None else None}
-            P("    %-*s %8s %8s %7s %7s  %s%s" % (
+            P(("    %-*s %8s %8s %7s %7s  %s%s" % (
                 lw, LABEL[c], fmt_ns(mn), fmt_ns(pd),
                 "%.0f" % fl if fl is not None else ("-" if c not in MM else "n/a"),
                 fmt_ns(mn - fl) if fl is not None else "",
                 " + ".join(parts) if parts else ("no program on its hooks" if fl == 0 else ""),
-                "  " + flag if flag else ""))
+                "  " + flag if flag else "")).rstrip())
 
     # ---- targets ----
     T = res["targets"]
