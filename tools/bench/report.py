@@ -61,11 +61,12 @@ STACK_PROGS["mm_folded_fp"] = STACK_PROGS["mm_folded"]
 STACK_CONFIGS = ["mm_folded_fp", "mm_folded", "perf_record", "perf_dwarf"]
 TARGET_COUNT_NS = 100
 TARGET_STACK_NS = 1000
-# The measurement floor of each mmscope program: the empty bpftrace program on the same event
-# (run.sh's BT_FLOOR), by the prefix of mmscope's program name.
-# (tools/bench/floor.bpf.c: f_* are empty, of the same program type on the same hook).
+# The measurement floor of each mmscope program: the empty program of the same type on the
+# same hook (tools/bench/floor.bpf.c: f_* are empty), by the prefix of mmscope's program name.
+# switch_flush_* sits on tlb_flush, not sched_switch (bpf/switch.bpf.c: it classifies the
+# flush a task switch makes), so it must match before the plain "switch" prefix.
 FLOOR_OF = [("pf_user", "f_pf_user"), ("pf_kernel", "f_pf_kernel"), ("pf_done_minor", "f_minor"),
-            ("tlb_flush", "f_tlb_flush"), ("switch_flush", "f_switch"), ("switch", "f_switch"),
+            ("tlb_flush", "f_tlb_flush"), ("switch_flush", "f_tlb_flush"), ("switch", "f_switch"),
             ("fork", "f_fork"), ("exec", "f_exec"), ("exit", "f_exit")]
 FLOOR_NAMES = {"f_pf_user": "page_fault_user", "f_pf_kernel": "page_fault_kernel",
                "f_minor": "minor-faults", "f_tlb_flush": "tlb_flush", "f_switch": "sched_switch",
@@ -75,6 +76,20 @@ FLOOR_NAMES = {"f_pf_user": "page_fault_user", "f_pf_kernel": "page_fault_kernel
 # time is mostly cache misses, and they add nothing measurable to the workload; shown, marked.
 HOT_MIN_RUNS = 1000
 HOT_MIN_SHARE = 0.05
+# What each workload's loop is made of, and so what its cost per event is per: a fault
+# (page_touch, exec_loop, fork_exec), a TLB invalidation (mprotect_toggle --single: one flush
+# a mprotect() call over its pre-faulted region, and no fault), a context switch (tlb_switch).
+EVENT_OF = {"page_touch": "fault", "exec_loop": "fault", "fork_exec": "fault",
+            "mprotect_toggle": "tlb", "tlb_switch": "switch"}
+EVENT_NAME = {"fault": "fault", "tlb": "TLB invalidation", "switch": "context switch"}
+EVENTS_NAME = {"fault": "faults", "tlb": "TLB invalidations", "switch": "context switches"}
+# The floor hooks (f_* of tools/bench/floor.bpf.c) that fire once on one such event. A fault:
+# its entry tracepoint (the workloads' faults are user faults) and, where a program completes
+# it, the minor-faults perf event. A context switch between two mms: sched_switch, and the
+# tlb_flush event (TLB_FLUSH_ON_TASK_SWITCH) the switch of mm makes (mmscope's JSON on
+# tlb_switch: as many tlb.task_switch flushes as switches).
+EVENT_HOOKS = {"fault": ("f_pf_user", "f_minor"), "tlb": ("f_tlb_flush",),
+               "switch": ("f_switch", "f_tlb_flush")}
 TARGET_STARTUP_MS = 300
 TARGET_RSS_MB = 30
 
@@ -137,6 +152,41 @@ def mm_json_counts(path):
     return ev, lost
 
 
+def mm_json_kinds(path):
+    """The workload's events by kind from an mmscope --json output: faults (user + kernel
+    entries), TLB flushes (tlb.events) and context switches (switch.total), where the command
+    counts them; the per-event table divides by these where the workload has no arithmetic."""
+    try:
+        d = json.load(open(path))
+    except (OSError, ValueError):
+        return {}
+    k = {}
+    f = d.get("faults") or {}
+    if isinstance(f.get("user"), int) and isinstance(f.get("kernel"), int):
+        k["fault"] = f["user"] + f["kernel"]
+    t = d.get("tlb") or {}
+    if isinstance(t.get("events"), int):
+        k["tlb"] = t["events"]
+    sw = d.get("switch") or {}
+    if isinstance(sw.get("total"), int):
+        k["switch"] = sw["total"]
+    return k
+
+
+def perf_stat_kinds(path):
+    """page-faults and tlb:tlb_flush as perf stat counted them (the whole command)."""
+    k = {}
+    try:
+        for line in open(path):
+            m = re.match(r"\s*([\d,]+)\s+(page-faults|tlb:tlb_flush)\s", line)
+            if m:
+                k["fault" if m.group(2) == "page-faults" else "tlb"] = \
+                    int(m.group(1).replace(",", ""))
+    except OSError:
+        pass
+    return k
+
+
 def perf_stat_counts(path):
     ev = 0
     try:
@@ -166,6 +216,68 @@ def bt_counts(path):
     return ev
 
 
+def kind_median(summary, w, configs, kind):
+    """Median over the successful runs of the first of configs that counted events of this
+    kind (mm_json_kinds, perf_stat_kinds), with the configuration and the number of runs."""
+    for c in configs:
+        vals = [r["kinds"][kind] for r in (summary.get((w, c)) or {}).get("samples", [])
+                if r["rc"] == 0 and (r.get("kinds") or {}).get(kind)]
+        if vals:
+            return statistics.median(vals), c, len(vals)
+    return None, None, 0
+
+
+def loop_events(w, line, summary):
+    """The events of the workload's loop (EVENT_OF), where the number comes from, and a
+    cross-check for the reader. The workload's own arithmetic where its summary line has it;
+    else the kernel's count as a tracer reported it, which covers the whole command (start-up,
+    set-up and exit too) and so slightly understates the cost per event."""
+    kind = EVENT_OF.get(w)
+    val = lambda key: num((re.search(r"\b%s=(\d+)" % key, line or "") or [None, None])[1])
+    if kind == "fault":
+        n = val("expected_faults")
+        if n:
+            return n, "expected_faults, the workload's own line", None
+        n, c, k = kind_median(summary, w, ("mm_stat", "mm_faults", "mm_tlb"), "fault")
+        if n:
+            return n, ("counted by %s (JSON faults.user + kernel, median of %d runs: the whole"
+                       " command, its start-up and exit faults too)" % (LABEL[c], k)), None
+        ev = [r["events"] for c in ("mm_folded", "mm_folded_fp") if (w, c) in summary
+              for r in summary[(w, c)]["samples"] if r["rc"] == 0 and r["events"]]
+        if ev:
+            return statistics.median(ev), "counted by mmscope --folded, start-up included", None
+        n, c, k = kind_median(summary, w, ("perf_stat",), "fault")
+        if n:
+            return n, "perf stat's page-faults (median of %d runs, start-up included)" % k, None
+    elif kind == "tlb":
+        n = val("mprotect_calls")
+        kn, c, k = kind_median(summary, w, ("mm_tlb", "mm_stat", "perf_stat"), "tlb")
+        check = ("the kernel's count, %s: %d tlb_flush in the whole run (pre-fault, start-up"
+                 " and exit included)" % (LABEL[c], kn)) if kn else None
+        if n:
+            if kn is not None and kn < n:
+                check += "; FEWER than the calls: this kernel skips some flushes, read it per call"
+            return n, ("mprotect_calls (2 x iterations), the workload's own line: each call over"
+                       " the pre-faulted region flushes once"), check
+        if kn:
+            return kn, "the kernel's tlb_flush count, %s (median of %d runs)" % (LABEL[c], k), None
+    elif kind == "switch":
+        turns = val("turn_switches")
+        kn, c, k = kind_median(summary, w, ("mm_stat",), "switch")
+        if kn:
+            # The kernel's count, not the turns: a child that posts the next one's semaphore is
+            # preempted by it before it waits, and switched back to later (1.5-1.6 switches a
+            # turn on the 2-CPU guests); every one of them runs the tracer's hooks.
+            return kn, ("context switches counted by %s (JSON switch.total, median of %d runs:"
+                        " the whole command)" % (LABEL[c], k)), \
+                ("the workload's turn_switches=%d counts the turns only (%.2f switches a turn)"
+                 % (turns, kn / turns) if turns else None)
+        if turns:
+            return turns, ("turn_switches, the workload's own line (the turns: the kernel switches"
+                           " more often, so this overstates the cost per switch)"), None
+    return None, None, None
+
+
 def load_samples(out):
     rows = []
     with open(os.path.join(out, "samples.tsv")) as f:
@@ -176,10 +288,13 @@ def load_samples(out):
                 r[k] = num(r.get(k))
             aux = os.path.join(out, r["aux"])
             c = r["config"]
+            r["kinds"] = {}
             if c in ("mm_stat", "mm_faults", "mm_tlb"):
                 r["events"], r["lost"] = mm_json_counts(aux)
+                r["kinds"] = mm_json_kinds(aux)
             elif c == "perf_stat":
                 r["events"] = perf_stat_counts(aux)
+                r["kinds"] = perf_stat_kinds(aux)
             elif c in ("bt_count", "bt_pair"):
                 r["events"] = bt_counts(aux)
             rows.append(r)
@@ -408,6 +523,20 @@ def main():
       % (a.runs, meta.get("kernel"), meta.get("cpus")))
     P("loop = the workload's measured loop (loop_ns, wall), cpu = its CPU time (cpu_ns);")
     P("x base = min / min of the baseline; events/s = events the tracer handled / loop time")
+    # What one fault costs this machine, untraced: the per-event figures (below) only mean
+    # something next to it (a tracer's fixed cost per fault is a small ratio where faults are
+    # slow and a large one where they are fast).
+    fault_cost, fault_line = None, "fault cost n/a (page_touch not run, or no expected_faults)"
+    pt_cpu = [r["cpu_ns"] for r in rows if r["workload"] == "page_touch" and
+              r["config"] == "base" and r["rc"] == 0 and r["cpu_ns"]]
+    m = re.search(r"\bexpected_faults=(\d+)", wl_line.get("page_touch", ""))
+    if pt_cpu and m and int(m.group(1)):
+        fault_cost = min(pt_cpu) / int(m.group(1))
+        fault_line = ("one page fault costs %.0f ns of CPU untraced (page_touch: baseline cpu min"
+                      " %.1f ms / %s faults; median %.0f ns)"
+                      % (fault_cost, min(pt_cpu) / 1e6, m.group(1),
+                         statistics.median(pt_cpu) / int(m.group(1))))
+    P("machine: " + fault_line)
     P("=" * 100)
 
     lw = max([24] + [len(LABEL[c]) for c in configs])
@@ -433,7 +562,7 @@ def main():
                    if r["events"] is not None and r["loop_ns"]]
             e = {
                 "samples": [{k: r[k] for k in ("round", "rc", "loop_ns", "cpu_ns", "wall_ns",
-                                               "events", "lost", "aux")} for r in cr],
+                                               "events", "kinds", "lost", "aux")} for r in cr],
                 "loop_ns": ls, "cpu_ns": cs,
                 "loop_ratio_min": ratio(ls and ls["min"], base_loop and base_loop["min"]),
                 "loop_ratio_median": ratio(ls and ls["median"], base_loop and base_loop["median"]),
@@ -626,18 +755,9 @@ def main():
 
     # ---- the cost of a fault's stack: DWARF walk against frame pointers, mmscope against perf ----
     def loop_faults(w):
-        """The faults of the workload's loop, and where the number comes from: the workload's
-        own arithmetic where its line has it (page_touch's expected_faults); else the median
-        of what the --folded runs counted, which has the command's start-up and exit faults
-        too (exec_loop, fork_exec: a few dozen a process, against the loop's thousands)."""
-        m = re.search(r"\bexpected_faults=(\d+)", wl_line.get(w, ""))
-        if m and int(m.group(1)):
-            return int(m.group(1)), "expected_faults, the workload's own line"
-        ev = [r["events"] for c in ("mm_folded", "mm_folded_fp") if (w, c) in summary
-              for r in summary[(w, c)]["samples"] if r["rc"] == 0 and r["events"]]
-        if ev:
-            return statistics.median(ev), "counted by mmscope --folded, start-up included"
-        return None, None
+        """The faults of the workload's loop and where the number comes from: the same count
+        as the per-event table's (loop_events())."""
+        return loop_events(w, wl_line.get(w), summary)[:2]
 
     def paired_delta(runs, other_runs):
         """Median over rounds of cpu_ns(run) - cpu_ns(the other configuration's run of the
@@ -711,6 +831,107 @@ def main():
             elif prof.get(w, {}).get("mm_folded"):
                 line += "; user fault entry (profile pass): n/a (traced < 20% of its runs)"
             P(line)
+
+    # ---- what watching costs per event, every configuration side by side ----
+    # The ratios above depend on what an event costs on this machine (a fixed cost per fault
+    # reads 1.03x where a fault takes 10 us and 1.4x where it takes 1.5 us): the CPU time a
+    # tracer adds per event does not, and it can be set against what its hooks cost empty.
+    floors_pe, _ = load_floor(out, workloads)
+
+    def floor_value(w, hook):
+        """ns a run of the empty program on the hook over workload w; where too few runs of it
+        were measured there (< 100: tlb_flush under mprotect_toggle), the median over the
+        workloads where it was, said so."""
+        if hook in floors_pe.get(w, {}):
+            return floors_pe[w][hook], None
+        vals = [fl[hook] for fl in floors_pe.values() if hook in fl]
+        return (statistics.median(vals), "other workloads") if vals else (None, None)
+
+    def hook_floor(w, c, kind):
+        """The floor of an mmscope command on one event: the sum, over its programs that ran in
+        the profile pass on a hook that fires on the event (EVENT_HOOKS), of that hook's floor.
+        None without a profile pass; 0 with no program on those hooks (a perf counter without
+        a program, as stat's fault completion, has no BPF floor)."""
+        d = prof.get(w, {}).get(c)
+        if not d or not floors_pe:
+            return None, []
+        total, on = 0.0, {}
+        for p in d.get("progs", []):
+            hook = next((ev for pre, ev in FLOOR_OF if p["name"].startswith(pre)), None)
+            if p["run_cnt"] and hook in EVENT_HOOKS[kind]:
+                on.setdefault(hook, []).append(p["name"])
+        parts = []
+        for hook, progs in on.items():
+            v, note = floor_value(w, hook)
+            if v is None:
+                return None, []
+            total += v * len(progs)
+            # two programs on one hook (stat's tlb_flush_btf and switch_flush_btf) run twice
+            parts.append("%s %.0f%s%s" % (FLOOR_NAMES[hook], v, " x%d" % len(progs)
+                                          if len(progs) > 1 else "",
+                                          " (%s)" % note if note else ""))
+        return total, parts
+
+    pe = res["per_event"] = {"fault_cost_ns": fault_cost, "workloads": {}}
+    rows_pe = [w for w in workloads if w in EVENT_OF and (w, "base") in summary and
+               summary[(w, "base")]["cpu_ns"]]
+    if rows_pe:
+        P()
+        P("ns added per event: the CPU time a configuration adds to the workload's loop per event of it,")
+        P("(cpu min - baseline cpu min) / events, and the median over rounds of the same difference")
+        P("(paired); '< noise' where one came out negative (printed as measured). floor (mmscope): ns a")
+        P("run of an empty program alone on each hook the command's programs use on that event (profile")
+        P("pass, same workload), summed over its programs there; above = added - floor. spread = the")
+        P("baseline's (cpu median - cpu min) / events, the run-to-run noise on the same scale.")
+        P("machine: %s" % fault_line)
+    for w in rows_pe:
+        kind = EVENT_OF[w]
+        n, src, check = loop_events(w, wl_line.get(w), summary)
+        if not n:
+            P("  %s: no count of its %s" % (w, EVENTS_NAME[kind]))
+            continue
+        bc = summary[(w, "base")]["cpu_ns"]
+        e = pe["workloads"][w] = {
+            "event": EVENT_NAME[kind], "events": n, "events_from": src, "check": check,
+            "base_ns_per_event": bc["min"] / n, "spread_ns": (bc["median"] - bc["min"]) / n,
+            "configs": {}}
+        P("  %s, per %s: %d %s (%s)" % (w, EVENT_NAME[kind], n, EVENTS_NAME[kind], src))
+        if check:
+            P("    %s" % check)
+        P("    untraced: %.0f ns of CPU a %s; spread %.0f ns" % (
+            e["base_ns_per_event"], EVENT_NAME[kind], e["spread_ns"]))
+        if kind == "fault" and w != "page_touch":
+            P("    (exec and fork work is in the loop too: per fault, the tracer's exec, fork and exit"
+              " handling counts in)")
+        P("    %-*s %8s %8s %7s %7s  %s" % (lw, "configuration", "added", "paired", "floor",
+                                           "above", "floor's hooks (ns a run)"))
+        for c in configs:
+            if c == "base" or (w, c) not in summary:
+                continue
+            mn, pd = per_fault(w, c, "base", n)
+            if mn is None:
+                continue
+            fl, parts = hook_floor(w, c, kind) if c in MM else (None, [])
+            # Flagged, never clamped: a negative difference is the host's noise outrunning the
+            # cost, and one under the baseline's own spread cannot be told from it either.
+            noisy = [x for x, v in (("min", mn), ("paired", pd)) if v is not None and v < 0]
+            flag = "< noise (%s negative)" % " and ".join(noisy) if noisy else \
+                "~ noise (under the spread)" if mn < e["spread_ns"] else ""
+            # a tracer that dropped events did less work than the others (perf's dwarf mode
+            # overruns its buffer): its figure is per event of the loop, not per event it kept
+            lost = summary[(w, c)]["lost_total"]
+            if lost:
+                flag += ("; " if flag else "") + "lost %d (did less than the others)" % lost
+            e["configs"][c] = {"ns_min": mn, "ns_paired": pd, "below_noise": noisy,
+                               "under_spread": not noisy and mn < e["spread_ns"], "lost": lost,
+                               "floor_ns": fl, "floor_hooks": parts,
+                               "above_floor_ns": mn - fl if fl is not None else None}
+            P(("    %-*s %8s %8s %7s %7s  %s%s" % (
+                lw, LABEL[c], fmt_ns(mn), fmt_ns(pd),
+                "%.0f" % fl if fl is not None else ("-" if c not in MM else "n/a"),
+                fmt_ns(mn - fl) if fl is not None else "",
+                " + ".join(parts) if parts else ("no program on its hooks" if fl == 0 else ""),
+                "  " + flag if flag else "")).rstrip())
 
     # ---- targets ----
     T = res["targets"]
