@@ -1562,7 +1562,7 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 	if (!s->caps.btf) {
 		err_msg("this kernel has no BTF (/sys/kernel/btf/vmlinux): give one with --btf "
 			"PATH "
-			"(see README: kernels without BTF)");
+			"(see docs/kernels.md: kernels without BTF)");
 		return -1;
 	}
 	if (opts->cgroup) {
