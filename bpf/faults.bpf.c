@@ -556,7 +556,7 @@ static __always_inline void learn_access(struct open_fault *of, unsigned int fla
 	}                                                                                          \
 	/* A write to a present page of a private mapping: copy-on-write (or its reuse of an       \
 	 * exclusive page). Needs the protection bit of the fault entry. */                        \
-	if (t != FTY_SPECIAL && t != FTY_SHMEM && !(vm_flags & VM_SHARED) &&        \
+	if (t != FTY_SPECIAL && t != FTY_SHMEM && !(vm_flags & VM_SHARED) &&                       \
 	    (cls & (FC_PROT_KNOWN | FC_WRITE | FC_PROT)) == (FC_PROT_KNOWN | FC_WRITE | FC_PROT))  \
 		t = FTY_COW;                                                                       \
 	return t;

@@ -418,8 +418,10 @@ void faults_report_files(struct report *r, const struct mm_stats *st)
 	struct major_ref *bymajor;
 
 	if (why) {
-		if (r->jw)
+		if (r->jw) {
 			report_counter(r, "faults.by_file", "", false, 0, why);
+			report_counter(r, "faults.files_total", "", false, 0, why);
+		}
 		else
 			fprintf(r->out,
 				"\nfiles faulted (the file each fault's mapping maps)\n"

@@ -72,7 +72,7 @@ struct mm_opts {
 	int method; /* enum method_force */
 	bool no_children;
 	bool bpf_stats; /* --bpf-stats: the kernel times mmscope's programs for this run */
-	bool quiet; /* -q: no start line on stderr */
+	bool quiet;	/* -q: no start line on stderr */
 	int top;
 	int max_rows; /* --max-rows: entries of the per-process and per-file BPF tables */
 	char **argv;  /* -- CMD ARGS..., NULL-terminated; NULL when absent */

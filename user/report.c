@@ -345,6 +345,8 @@ static const struct {
 	{CNT_LOST_TLB_PROC, "tlb_processes", "per-process TLB map full"},
 	{CNT_LOST_SWITCH_PROC, "switch_processes", "per-process switch map full"},
 	{CNT_LOST_MM_CPUS, "mm_cpus", "per-mm CPU map full (avoidable broadcasts undercounted)"},
+	{CNT_LOST_FILE_NAME, "file_names",
+	 "file-name map full (those files named by device:inode)"},
 };
 
 void report_lost_stderr(const struct mm_stats *st)
