@@ -644,8 +644,13 @@ static void configure(struct session *s)
 	if (!s->cfg.stacks && !s->cfg.tlb_stacks && !s->cfg.locations)
 		bpf_map__set_max_entries(sk->maps.records, (__u32)sysconf(_SC_PAGESIZE));
 	if (s->cfg.procs && !s->cfg.procs_live)
-		/* The processes' rows and the remainder row (add_other_row()). */
-		bpf_map__set_max_entries(sk->maps.procs, (__u32)o->max_rows + 1);
+		/* The processes' rows, the remainder row (add_other_row()), and the rows of
+		 * processes gone whose counts still pend in a CPU's slot (one a slot at most):
+		 * those leave only once another process takes the slot (proc_fold_sweep()), and
+		 * until then they must not take the room of --max-rows live ones (600 short
+		 * processes filled --max-rows 32 that way, and a late one found no row). */
+		bpf_map__set_max_entries(sk->maps.procs,
+					 (__u32)o->max_rows + 1 + PROC_SLOTS * (__u32)s->ncpus);
 	if (sk->rodata->collect_files)
 		bpf_map__set_max_entries(sk->maps.files, (__u32)o->max_rows);
 	if (!s->cfg.procs) {

@@ -43,9 +43,10 @@ check "switch_total_vs_perf" within "$total" "$pcs" 5
 # Switches out of the traced tasks are what perf's context-switches counts (its software event
 # counts at the switch out of a task). One run: mmscope traces perf stat, which counts its
 # command. mmscope's count is perf's plus the switches out of perf stat itself (its process,
-# waiting for the command, and its child before the exec that perf starts counting at), all in
-# the by_process row of perf stat's pid: 0 <= out - perf <= that row's total (measured: 13, 14
-# and 24 over perf's 1124, 40049 and 10007).
+# waiting for the command: the by_process row of perf stat's pid) and of its child before the
+# exec that perf starts counting at (a few, in the command's row): 0 <= out - perf <= perf
+# stat's row + 5 (measured: 13, 14 and 24 over perf's 1124, 40049 and 10007; 7 with a row of 6
+# on a quiet host, twice).
 switch_vs_perf() {
 	local name=$1 row out in perf
 	shift
@@ -54,7 +55,7 @@ switch_vs_perf() {
 	perf=$(awk -F, '/context-switches/ {print $1}' "$TMP/sp.perf")
 	read -r out in row < <(json_get "$TMP/sp.json" '"%d %d %d" % (d["switch"]["switches_out"], d["switch"]["switches_in"], sum(x["total"] for x in d["switch"]["by_process"] if x["pid"] == d["target"]["pid"]))')
 	echo "# $name: switches_out=$out switches_in=$in perf=$perf perf stat's own row=$row"
-	check "switch_out_vs_perf_$name" between "$((out - perf))" 0 "$row"
+	check "switch_out_vs_perf_$name" between "$((out - perf))" 0 "$((row + 5))"
 	# A task's switches in and out alternate: each differs by at most one (running when the
 	# run starts or ends), and these commands have fewer than 20 tasks.
 	check "switch_in_vs_out_$name" absdiff_le "$in" "$out" 20
