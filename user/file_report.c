@@ -421,12 +421,12 @@ void faults_report_files(struct report *r, const struct mm_stats *st)
 		if (r->jw) {
 			report_counter(r, "faults.by_file", "", false, 0, why);
 			report_counter(r, "faults.files_total", "", false, 0, why);
-		}
-		else
+		} else {
 			fprintf(r->out,
 				"\nfiles faulted (the file each fault's mapping maps)\n"
 				"  n/a (%s)\n",
 				why);
+		}
 		return;
 	}
 	err = read_files(r->s, &rows, &n);
