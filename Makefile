@@ -42,7 +42,7 @@ endif
 SYSROOT ?=
 SYSROOT_FLAGS := $(if $(SYSROOT),-isystem $(SYSROOT)/usr/include $(patsubst %,-L%,$(wildcard $(SYSROOT)/usr/lib/*-linux-gnu*)))
 USER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 $(FP_FLAGS) -D_GNU_SOURCE \
-	-DMMSCOPE_VERSION='"$(VERSION)"' -I$(OUT) -Iuser -Ibpf $(SYSROOT_FLAGS)
+	-DMMSCOPE_VERSION='"$(VERSION)"' -I$(OUT) -I. -Iuser -Ibpf $(SYSROOT_FLAGS)
 LIBS := -lbpf -lelf -ldw -lz -llzma -liberty -lmicrohttpd -lpthread
 STATIC_LIBS := -lbpf -ldw -lelf -lz -lzstd -llzma -lbz2 -liberty -lpthread
 
@@ -53,14 +53,17 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux-headers/$(ARC
 	$(CLANG_BPF_SYS_INCLUDES) -Wall -Werror -Wno-unused-function
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
-# btfcheck.bpf.c is an object of its own, loaded before the main one (user/btfcheck.c).
+# btfcheck.bpf.c is an object of its own, loaded before the main one (user/core/btfcheck.c).
 BPF_MAIN_SRCS := $(filter-out bpf/btfcheck.bpf.c,$(BPF_SRCS))
 # state.bpf.o defines the shared maps and must come first: libbpf 1.1's linker resolves the
 # other objects' extern maps only against definitions it has already seen.
 BPF_OBJS := $(OUT)/bpf/state.bpf.o $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(filter-out bpf/state.bpf.c,$(BPF_MAIN_SRCS)))
 BPF_HDRS := $(wildcard bpf/*.h)
-USER_SRCS := $(wildcard user/*.c)
-USER_HDRS := $(wildcard user/*.h)
+# user/cmd: a file per subcommand (options, wiring); user/core: the run (target, hooks, load,
+# drain, the BPF maps); user/sym and user/cfi: symbols and unwind tables from ELF files;
+# user/out: the writers; user/lib: small helpers. Includes name the folder: "core/session.h".
+USER_SRCS := $(wildcard user/*/*.c)
+USER_HDRS := $(wildcard user/*/*.h)
 USER_OBJS := $(patsubst user/%.c,$(OUT)/user/%.o,$(USER_SRCS))
 SKELS := $(OUT)/mmscope.skel.h $(OUT)/mmscope_nocb.skel.h $(OUT)/btfcheck.skel.h $(OUT)/syscall_names.h \
 	$(OUT)/btf_builtin.h
@@ -98,14 +101,14 @@ $(OUT)/mmscope.skel.h: $(OUT)/mmscope.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name mmscope > $@
 
-# The check that a BTF given or carried describes the running kernel (user/btfcheck.c).
+# The check that a BTF given or carried describes the running kernel (user/core/btfcheck.c).
 $(OUT)/btfcheck.skel.h: $(OUT)/bpf/btfcheck.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name btfcheck > $@
 
 # The same programs without BPF callbacks (-DMMSCOPE_NO_CALLBACKS, bpf/compat.bpf.h), for
 # kernels whose verifier knows none (before 5.13): only its ELF bytes are used, loaded through
-# the mmscope skeleton (user/session.c), so its maps, programs and variables must be the same,
+# the mmscope skeleton (user/core/session.c), so its maps, programs and variables must be the same,
 # at the same places: the two skeletons must agree up to their ELF bytes.
 BPF_NOCB_OBJS := $(patsubst $(OUT)/bpf/%,$(OUT)/bpf-nocb/%,$(BPF_OBJS))
 $(OUT)/bpf-nocb/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) vmlinux-headers/$(ARCH)/vmlinux.h
@@ -135,7 +138,7 @@ $(OUT)/syscall_names.h:
 		sed -n 's/^#define __NR_\([a-z0-9_]*\) .*/\1/p' | sort -u | \
 		awk '{ printf "#ifdef __NR_%s\n\t{__NR_%s, \"%s\"},\n#endif\n", $$1, $$1, $$1 }' > $@
 
-# Detached BTF of the kernels without their own, built in (user/btf.c).
+# Detached BTF of the kernels without their own, built in (user/core/btf.c).
 $(OUT)/btf_builtin.h: tools/gen-btf-builtin.sh $(wildcard btf/*/*.btf.xz)
 	$(call msg,GEN,$@)
 	$(Q)mkdir -p $(@D)
@@ -153,11 +156,11 @@ $(OUT)/mmscope: $(USER_OBJS)
 # Debian's libmicrohttpd.a needs GnuTLS, p11-kit & co., which have no static libraries: the
 # static build has no `serve` (it says so) rather than no build.
 static: $(OUT)/mmscope-static
-$(OUT)/static/cmd_serve.o: user/cmd_serve.c $(USER_HDRS) $(BPF_HDRS) $(SKELS)
+$(OUT)/static/cmd_serve.o: user/cmd/cmd_serve.c $(USER_HDRS) $(BPF_HDRS) $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(USER_CFLAGS) -DMMSCOPE_NO_SERVE -c $< -o $@
-$(OUT)/mmscope-static: $(filter-out $(OUT)/user/cmd_serve.o,$(USER_OBJS)) $(OUT)/static/cmd_serve.o
+$(OUT)/mmscope-static: $(filter-out $(OUT)/user/cmd/cmd_serve.o,$(USER_OBJS)) $(OUT)/static/cmd_serve.o
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -static -o $@ $^ $(STATIC_LIBS)
 
@@ -202,7 +205,7 @@ $(OUT)/workloads/page_touch32: tools/workloads/page_touch.c $(wildcard tools/wor
 
 # ---- tests: unit tests under AddressSanitizer + UBSan, linked against the user modules ----
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
-ASAN_OBJS := $(patsubst user/%.c,$(OUT)/asan/user/%.o,$(filter-out user/main.c,$(USER_SRCS)))
+ASAN_OBJS := $(patsubst user/%.c,$(OUT)/asan/user/%.o,$(filter-out user/cmd/main.c,$(USER_SRCS)))
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUT)/unit/%,$(wildcard tests/unit/test_*.c))
 
 $(OUT)/asan/user/%.o: user/%.c $(USER_HDRS) $(BPF_HDRS) $(SKELS)
@@ -222,7 +225,7 @@ unit: $(UNIT_TESTS)
 
 # mmscope itself under ASan/UBSan, for the live test that runs every subcommand with it
 # (tests/live/test_sanitizers.sh).
-$(OUT)/asan/mmscope: user/main.c $(OUT)/asan/libmmscope.a
+$(OUT)/asan/mmscope: user/cmd/main.c $(OUT)/asan/libmmscope.a
 	$(call msg,LD-SAN,$@)
 	$(Q)$(CC) $(USER_CFLAGS:-O2=-O1) $(SAN) -o $@ $< $(OUT)/asan/libmmscope.a $(LIBS)
 asan: $(OUT)/asan/mmscope
@@ -268,11 +271,11 @@ static-checks: all
 # ---- fuzzing (clang libFuzzer) ----
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZERS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
-FUZZ_USER := $(filter-out user/main.c,$(USER_SRCS))
+FUZZ_USER := $(filter-out user/cmd/main.c,$(USER_SRCS))
 $(OUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_USER) $(USER_HDRS) $(SKELS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -DMMSCOPE_VERSION='"$(VERSION)"' -I$(OUT) -Iuser -Ibpf \
+	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -DMMSCOPE_VERSION='"$(VERSION)"' -I$(OUT) -I. -Iuser -Ibpf \
 		-fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_USER) $(LIBS)
 fuzz-build: $(FUZZERS)
 fuzz: $(FUZZERS)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Does a BTF describe the running kernel? Loaded with that BTF as libbpf's btf_custom_path
- * (user/btfcheck.c), this program reads, through the BTF's offsets (CO-RE), the fields of the
+ * (user/core/btfcheck.c), this program reads, through the BTF's offsets (CO-RE), the fields of the
  * current task that mmscope's programs read, and userspace compares each value with what the
  * kernel reports about the same task without any BTF: getpid(), gettid(), getppid(),
  * /proc/self/comm, /proc/self/stat (the mm_struct's code, data, brk, stack, argument and

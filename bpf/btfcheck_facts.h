@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* What bpf/btfcheck.bpf.c reads through a BTF's offsets, for user/btfcheck.c to compare. */
+/* What bpf/btfcheck.bpf.c reads through a BTF's offsets, for user/core/btfcheck.c to compare. */
 #ifndef MMSCOPE_BTFCHECK_FACTS_H
 #define MMSCOPE_BTFCHECK_FACTS_H
 

@@ -10,7 +10,7 @@
 
 /*
  * What the running kernel's BPF offers, probed by userspace before the load by loading a tiny
- * program or creating a map (user/kcaps.c kcaps_bpf_features(); `mmscope probes` prints them),
+ * program or creating a map (user/core/kcaps.c kcaps_bpf_features(); `mmscope probes` prints them),
  * never from its version. They are rodata: the verifier knows their values, never walks the
  * branch that calls a helper the kernel lacks, and removes it as dead code, so one object loads
  * on 5.10 and on 6.x. Each fallback below says what it costs.

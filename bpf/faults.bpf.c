@@ -28,7 +28,8 @@ struct {
 	__type(value, struct location_slot);
 } location_cache SEC(".maps");
 
-/* The kernel's perf mmap records, read by userspace (user/mmap_log.c); no program writes it. */
+/* The kernel's perf mmap records, read by userspace (user/core/mmap_log.c); no program writes it.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
 	__uint(key_size, sizeof(__u32));

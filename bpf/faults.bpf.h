@@ -36,7 +36,7 @@ struct open_fault {
  * for tracing programs): found from the task in a few loads, where a hash by thread ID took a
  * hash and a bucket walk, at the fault's entry and again at its completion. Freed with the
  * thread. A kernel without task storage (compat.bpf.h has_task_storage) gets the hash below:
- * userspace retypes this map before the load (user/session.c configure()).
+ * userspace retypes this map before the load (user/core/session.c configure()).
  */
 STATE_DECL struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);

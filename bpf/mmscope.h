@@ -385,7 +385,7 @@ struct fault_location_key {
 /* The count, and the user instruction as (build ID, file offset), or as the raw address when
  * the build ID could not be read (status as in struct bpf_stack_build_id: 1 = build ID
  * valid, 2 = raw ip; 0 for kernel-mode faults), or as the raw address of an image whose
- * mappings the kernel's perf mmap records give (LOC_MMAP_RECORDS: user/mmap_log.c; the first 8
+ * mappings the kernel's perf mmap records give (LOC_MMAP_RECORDS: user/core/mmap_log.c; the first 8
  * bytes of build_id then hold the image's exec time, struct exec_image). */
 #define LOC_MMAP_RECORDS 3
 /* A user stack's one frame where the thread is in execve() loading its new image
@@ -407,7 +407,7 @@ struct fault_location {
  * Per CPU, the fault locations counted lately (bpf/faults.bpf.c, location_count()): a location
  * is counted in the slot its key hashes to, and the slot goes to userspace in a REC_LOCATION
  * record when another location takes it. Userspace adds those up, and the slots still held
- * when the hooks are detached (user/stacks.c). A BPF hash of locations cost a cold insert per
+ * when the hooks are detached (user/sym/stacks.c). A BPF hash of locations cost a cold insert per
  * new location (~900 ns a fault on an exec loop, where nearly every fault is at a new
  * location: a new process, a new mm); a ring-buffer record costs ~110 ns.
  */
@@ -469,7 +469,7 @@ struct folded_record {
 /*
  * Stacks are named by a 64-bit hash of their frames (not BPF_MAP_TYPE_STACK_TRACE ids: that
  * map does not chain, so two stacks whose IPs land in one bucket lose one of them, several
- * per run at a few hundred distinct stacks), and kept in userspace (user/stack_table.c).
+ * per run at a few hundred distinct stacks), and kept in userspace (user/core/stack_table.c).
  */
 struct kernel_stack {
 	__u32 nr;
@@ -505,7 +505,7 @@ enum mm_record_type {
 /*
  * A process forked by one whose image's mappings userspace has from the kernel's mmap records
  * (bpf/state.bpf.c fork_image()): its image is named by (tgid, ns), its mappings are its
- * parent image's up to ns and its own records after (user/mmap_log.c mmap_log_fork()).
+ * parent image's up to ns and its own records after (user/core/mmap_log.c mmap_log_fork()).
  */
 struct fork_record {
 	__u32 type; /* REC_FORK */

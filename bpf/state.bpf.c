@@ -92,7 +92,7 @@ static __always_inline bool sees_our_files(struct task_struct *t)
  * A process forked by one whose image userspace has the mmap records of: the child's address
  * space is a copy of the parent's, so its user frames are named by its own image, whose
  * mappings are the parent image's up to the fork and its own records after (REC_FORK;
- * user/mmap_log.c), with no build-ID reads (on fork_exec ~15 a round, each an irq_work and
+ * user/core/mmap_log.c), with no build-ID reads (on fork_exec ~15 a round, each an irq_work and
  * ~13 us with interrupts off). Not a thread or a child that shares the parent's address
  * space (vfork), nor one that sees other files under the records' paths.
  */
@@ -169,7 +169,7 @@ int open_faults_iter(struct bpf_iter__task *ctx)
 }
 
 /*
- * Run once by userspace when the kernel's mmap records start (user/session.c seed_images()):
+ * Run once by userspace when the kernel's mmap records start (user/core/session.c seed_images()):
  * the processes already running in the run's scope, with no image yet, written to userspace
  * as struct running_image. Userspace reads their mappings from /proc and gives each an image
  * like an exec'ed one's, named by (process, the time before that read): whatever they map

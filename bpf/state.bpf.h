@@ -98,7 +98,7 @@ STATE_DECL struct {
 STATE_DECL __u64 tracked_gen;
 
 /*
- * Set by userspace while it reads the kernel's perf mmap records (user/mmap_log.c): the
+ * Set by userspace while it reads the kernel's perf mmap records (user/core/mmap_log.c): the
  * mappings of every image exec'ed from then on are known without asking the kernel for build
  * IDs. exec_images holds those images' address spaces, with their process.
  */
@@ -272,7 +272,7 @@ STATE_DECL struct {
  * Records to userspace: stacks new to a CPU, counts the per-CPU slots give up, exec and maps
  * requests. 1 MB: a storm of distinct stacks (test_rel_overload: 32768 of ~700 bytes in a
  * fraction of a second) lost a few hundred in a 256 KB ring; none in 1 MB. Runs that read no
- * records shrink it to a page (user/session.c).
+ * records shrink it to a page (user/core/session.c).
  */
 #define RECORDS_RING_SIZE (1024 * 1024)
 STATE_DECL struct {
@@ -991,7 +991,8 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 		n = depth_read_back(&sc->nwalk, USER_STACK_DEPTH);
 	}
 	/* An image whose mappings userspace has from the kernel's mmap records: raw addresses,
-	 * no build-ID reads (user/mmap_log.c), the image's exec time in the build ID's place. */
+	 * no build-ID reads (user/core/mmap_log.c), the image's exec time in the build ID's place.
+	 */
 	image = image_in_mmap_records(tgid, key.mm);
 	if (image) {
 		for (__u32 i = 0; i < USER_STACK_DEPTH; i++) {
@@ -1222,7 +1223,7 @@ static __always_inline void proc_slot_flush(void *rows, struct proc_slot *slot, 
 	if (!slot->valid)
 		return;
 	slot->valid = 0;
-	/* A row userspace deleted (a process gone, its row folded: user/proc_table.c) while
+	/* A row userspace deleted (a process gone, its row folded: user/core/proc_table.c) while
 	 * counts pended for it: they go to the remainder. */
 	row = bpf_map_lookup_elem(rows, &slot->tgid);
 	if (!row) {

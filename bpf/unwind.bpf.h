@@ -4,7 +4,7 @@
  * frame pointers: Debian's binaries and libraries, whose frame-pointer walk stops at the leaf.
  *
  * Userspace compiles each executable file's .eh_frame (or .debug_frame) into a sorted table of
- * rows (user/cfi.c) and loads it into the chunk arrays below, keyed by the file (device and
+ * rows (user/cfi/cfi.c) and loads it into the chunk arrays below, keyed by the file (device and
  * inode), so every process that maps a file shares its table. Per frame the walk:
  *  1. finds the mapping of the PC: a per-CPU cache of mappings, filled by bpf_find_vma() (v5.17:
  *     7c7e3d31e785 "bpf: Introduce helper bpf_find_vma") on a miss, which takes the address

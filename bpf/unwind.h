@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * DWARF unwinding of user stacks, the layout both sides share: the rows and rules that
- * user/cfi.c compiles from a file's call-frame information (see user/cfi.h for the table's
+ * user/cfi/cfi.c compiles from a file's call-frame information (see user/cfi/cfi.h for the table's
  * format), and the maps through which userspace hands the tables to the BPF walker
  * (bpf/unwind.bpf.h), which are keyed by file so that every process mapping a file shares its
  * table.

@@ -133,7 +133,7 @@ static __always_inline __u32 unwind_page_first(__u32 g, bool *ok)
 }
 
 /*
- * The rule of the row covering file offset off (user/cfi.h cfi_table_find(), mirrored): false
+ * The rule of the row covering file offset off (user/cfi/cfi.h cfi_table_find(), mirrored): false
  * when no row does (outside the file's executable segments or its table).
  */
 static __always_inline bool unwind_rule_at(struct unwind_walk *w, const struct unwind_file *f,

@@ -9,7 +9,7 @@ pkgs=(
 	libzstd-dev liblzma-dev libbz2-dev	# static links of libdw/libelf
 	libclang-rt-14-dev			# libFuzzer and sanitizer runtimes for clang
 	libmicrohttpd-dev			# mmscope serve's HTTP server
-	libiberty-dev				# the C++ and Rust demangler (user/demangle.c)
+	libiberty-dev				# the C++ and Rust demangler (user/sym/demangle.c)
 	linux-perf bpftrace			# independent oracles in the live tests
 	g++					# the C++ program whose names tests/live/test_names.sh checks
 	stress-ng				# the load the suite must hold under (make test-loaded)

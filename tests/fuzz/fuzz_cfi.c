@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * libFuzzer target for the unwind-table compiler (user/cfi*.c), which reads the ELF files of
+ * libFuzzer target for the unwind-table compiler (user/cfi/cfi*.c), which reads the ELF files of
  * traced processes: each input is compiled as an ELF image, and any table that comes out is
  * checked (rows sorted, rule indices valid, each row found at its start) and searched at
  * addresses taken from the input.
  *
- * clang -g -O1 -fsanitize=fuzzer,address,undefined -Iuser tests/fuzz/fuzz_cfi.c user/cfi.c \
- *	user/cfi_parse.c user/cfi_program.c -lelf -o build/fuzz_cfi
- * build/fuzz_cfi tests/fuzz/corpus/cfi
+ * clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iuser tests/fuzz/fuzz_cfi.c user/cfi/cfi.c
+ *\ user/cfi/cfi_parse.c user/cfi/cfi_program.c -lelf -o build/fuzz_cfi build/fuzz_cfi
+ *tests/fuzz/corpus/cfi
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "cfi.h"
+#include "cfi/cfi.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "metrics.h"
-#include "opts.h"
+#include "out/metrics.h"
+#include "cmd/opts.h"
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \

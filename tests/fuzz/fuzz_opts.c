@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * libFuzzer target for the option parser, opts_parse() (user/opts.c): the command line is the
+ * libFuzzer target for the option parser, opts_parse() (user/cmd/opts.c): the command line is the
  * first thing a user (or a script feeding it untrusted words) controls.
  *
  * The input is split on NUL bytes into argv[1..]; argv[0] is the subcommand's name. Each input
  * is parsed for every command descriptor: the five real ones of the command table
- * (user/cmd_*.c) and synthetic ones covering every combination of CMD_TRACES / CMD_STACKS, so
+ * (user/cmd/cmd_*.c) and synthetic ones covering every combination of CMD_TRACES / CMD_STACKS, so
  * that the "not used by this subcommand" paths run too.
  *
  * Sanitizers catch memory errors. The checks below catch a parser that accepts what it must
@@ -38,9 +38,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "commands.h"
-#include "opts.h"
-#include "util.h"
+#include "cmd/commands.h"
+#include "cmd/opts.h"
+#include "lib/util.h"
 
 #define CHECK(cond)                                                                                \
 	do {                                                                                       \

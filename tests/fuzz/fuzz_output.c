@@ -16,9 +16,9 @@
  * names also as file paths) go through the pprof writer, whose output must gunzip to fields of
  * the wire format and a string table of valid UTF-8 (what proto3 readers demand).
  *
- * Build: clang -g -O1 -fsanitize=fuzzer,address,undefined -Iuser tests/fuzz/fuzz_output.c \
- *        user/json.c user/escape.c user/hist.c user/svg.c user/pprof.c user/keyed_table.c \
- *        -lz -o fuzz_output
+ * Build: clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iuser tests/fuzz/fuzz_output.c \
+ *        user/out/json.c user/lib/escape.c user/out/hist.c user/out/svg.c user/out/pprof.c
+ * user/lib/keyed_table.c \ -lz -o fuzz_output
  */
 #include <inttypes.h>
 #include <math.h>
@@ -27,11 +27,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "escape.h"
-#include "hist.h"
-#include "json.h"
-#include "pprof.h"
-#include "svg.h"
+#include "lib/escape.h"
+#include "out/hist.h"
+#include "out/json.h"
+#include "out/pprof.h"
+#include "out/svg.h"
 #include <zlib.h>
 
 /* abort() so that libFuzzer saves the input as a crash. */

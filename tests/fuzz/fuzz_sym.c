@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * libFuzzer target for the parsers of user/sym.c, which all read bytes chosen by the traced
+ * libFuzzer target for the parsers of user/sym/sym.c, which all read bytes chosen by the traced
  * processes (or, for kallsyms, a file the user points at). Each input is fed, whole, to:
  *  - usyms_add_maps_text() as /proc/PID/maps text (no root: no file is opened), then looked up;
  *  - elf_build_id_from_mem() as an ELF image;
@@ -10,14 +10,14 @@
  *  - as the file /lib.so of a private fake root on tmpfs, mapped by a fixed maps line, so that
  *    the open-in-root, registration and raw-address paths run on it too.
  *
- * clang -g -O1 -fsanitize=fuzzer,address,undefined -Iuser tests/fuzz/fuzz_sym.c user/sym.c \
- *	-lelf -ldw -lz -o build/fuzz_sym && build/fuzz_sym tests/fuzz/corpus/sym
+ * clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iuser tests/fuzz/fuzz_sym.c user/sym/sym.c
+ *\ -lelf -ldw -lz -o build/fuzz_sym && build/fuzz_sym tests/fuzz/corpus/sym
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "demangle.h"
-#include "sym.h"
+#include "sym/demangle.h"
+#include "sym/sym.h"
 
 #include <fcntl.h>
 #include <stdio.h>

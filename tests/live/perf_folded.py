@@ -9,7 +9,7 @@ The second form repairs a perf.data whose perf record did not ask for build IDs 
 records (no --buildid-mmap) before perf script reads it: it clears the flag
 PERF_RECORD_MISC_MMAP_BUILD_ID of every MMAP2 record, and prints how many had it. On this
 host's kernel the flag leaks into other sessions' MMAP2 records while a perf event that asks
-for build IDs is open anywhere (mmscope's mmap log opens one: user/mmap_log.c). The record
+for build IDs is open anywhere (mmscope's mmap log opens one: user/core/mmap_log.c). The record
 then holds the device and inode where the flag says a build ID is, perf 6.1 reads the major
 number (254 here) as the build ID's size and aborts ("assertion failed at
 util/build-id.c:1010", "stack smashing detected").

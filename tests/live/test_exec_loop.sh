@@ -138,7 +138,7 @@ ok "exec_loop stacks: main;touch_anon_pages holds the $want touch faults" "${n:-
 # ---- forked children: their address space is a copy of their parent's image ----
 # fork_exec -n 20: each child faults (copy-on-write) in its parent's code and libraries before
 # its exec. Those locations are the parent image's, known from its mmap records up to the
-# fork (bpf/state.bpf.c fork_image(), user/mmap_log.c): no build-ID read per new location of
+# fork (bpf/state.bpf.c fork_image(), user/core/mmap_log.c): no build-ID read per new location of
 # each child (285 irq_work interrupts on this run before, ~15 a child). Oracles: the kernel's
 # interrupt counts, and the workload's code: each round's fork returns into fork_exec_round()
 # and __fork() of libc in both processes, whose first writes to the stack copy it.

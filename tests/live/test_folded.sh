@@ -59,7 +59,7 @@ ok "folded: [exec minor] lines exist, >= X" "exec minor total $(sum_where '/\[ex
 # ---- symbols: the workload's own functions ----
 if ! grep -qE 'touch_[a-z]+_pages|main' "$TMP/folded"; then
 	why="user symbols not resolved: no line names a page_touch function"
-	grep -q '\[unknown\]' "$TMP/folded" && why="$why (frames print as [unknown]: a binary without user/sym.c?)"
+	grep -q '\[unknown\]' "$TMP/folded" && why="$why (frames print as [unknown]: a binary without user/sym/sym.c?)"
 	skip "folded: workload functions in the stacks ($why)"
 else
 	# The faulting instruction is in the named function for writes, reads and the kernel-mode

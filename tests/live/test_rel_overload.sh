@@ -277,7 +277,7 @@ ok "host-wide summary: rows (with [other]) == user + kernel (one snapshot)" \
 # with the DWARF walk (--unwind dwarf); a frame-pointer walk (--unwind fp, perf's -g) shows 15:
 # leaf() sets up no frame, so the walk skips its caller, and pairs of paths fold into one line.
 # Each stack goes to userspace once, through the records ring (1 MB), into a table of 2^18
-# stacks (user/stack_table.c; its cap is the unit test's). A 16384-entry BPF stack map lost
+# stacks (user/core/stack_table.c; its cap is the unit test's). A 16384-entry BPF stack map lost
 # half of them here, a 256 KB ring a few hundred a run. Every loop fault must be on its own
 # symbolized stack, or counted lost (stack) and said; every fault in the output, or counted
 # lost (folded).

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Processes running before mmscope started (-p PID, host-wide): their code is named from a
 # /proc/PID/maps snapshot taken when the kernel's mmap records begin (bpf/state.bpf.c
-# seed_images_iter, user/session.c seed_images()), like the images exec'ed under -- COMMAND,
+# seed_images_iter, user/core/session.c seed_images()), like the images exec'ed under -- COMMAND,
 # instead of a build-ID read at each new location or stack: ~13 us with interrupts off, an
 # irq_work each (833 irq_work interrupts on `faults -p` of a 50-round fork_exec before, 2 since).
 # Oracles: the workloads' arithmetic, and the kernel's interrupt counts.

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "btf.h"
+#include "core/btf.h"
 
 static size_t compress(const unsigned char *in, size_t len, unsigned char *out, size_t cap)
 {

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "test.h"
-#include "catalog.h"
+#include "core/catalog.h"
 
 struct fake {
 	bool fentry, kprobes, tracefs_exceptions, perf;

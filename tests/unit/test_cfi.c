@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Tests of the unwind-table compiler (user/cfi.c, user/cfi_parse.c, user/cfi_program.c).
+ * Tests of the unwind-table compiler (user/cfi/cfi.c, user/cfi/cfi_parse.c,
+ * user/cfi/cfi_program.c).
  *
  * The oracle is libdw, an independent CFI reader: for each file, at every row start, the
  * address before it, and one address inside each row, the rule the table gives is evaluated on
@@ -18,8 +19,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "cfi.h"
-#include "cfi_cache.h"
+#include "cfi/cfi.h"
+#include "cfi/cfi_cache.h"
 #include "test.h"
 
 #include <dwarf.h>

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Tests of user/demangle.c. The oracle for C++ is binutils' c++filt -p (no parameter lists,
+ * Tests of user/sym/demangle.c. The oracle for C++ is binutils' c++filt -p (no parameter lists,
  * as mmscope shows names) over every mangled name libstdc++ exports; c++filt always expands
  * the standard library's abbreviations (std::string, std::istream, ...), which perf report and
  * mmscope keep, so those are expanded here before comparing. Rust names are checked against
  * the demangled forms their mangling schemes define.
  */
-#include "demangle.h"
+#include "sym/demangle.h"
 #include "test.h"
 
 #include <stdlib.h>

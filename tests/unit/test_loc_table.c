@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "test.h"
-#include "loc_table.h"
+#include "core/loc_table.h"
 
 static struct location_slot slot(__u32 tgid, __u64 ip, __u64 count, __u32 status)
 {

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 
 #include "test.h"
-#include "metrics.h"
-#include "opts.h"
-#include "serve_series.h"
+#include "out/metrics.h"
+#include "cmd/opts.h"
+#include "out/serve_series.h"
 
 static void escape_label_values(void)
 {

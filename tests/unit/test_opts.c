@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "opts.h"
-#include "util.h"
+#include "cmd/opts.h"
+#include "lib/util.h"
 
 static int run_noop(struct mm_opts *o)
 {

@@ -19,9 +19,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "test.h"
-#include "escape.h"
-#include "hist.h"
-#include "json.h"
+#include "lib/escape.h"
+#include "out/hist.h"
+#include "out/json.h"
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 

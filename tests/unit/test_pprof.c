@@ -12,7 +12,7 @@
 #include <string.h>
 #include <zlib.h>
 #include "test.h"
-#include "pprof.h"
+#include "out/pprof.h"
 
 static bool bytes_are(const struct pb_buf *b, const char *hex)
 {

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The rows of processes gone that a run keeps (user/proc_table.c proc_fold_keep()): the
+/* The rows of processes gone that a run keeps (user/core/proc_table.c proc_fold_keep()): the
  * heaviest max of them, whatever their order, and every count of the others in other. */
 #include <stdlib.h>
 
 #include "test.h"
-#include "proc_table.h"
+#include "core/proc_table.h"
 
 static struct proc_fold_row row(uint32_t tgid, uint64_t user, uint64_t minor)
 {

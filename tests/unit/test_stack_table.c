@@ -5,8 +5,8 @@
 #include <stdlib.h>
 
 #include "test.h"
-#include "stack_table.h"
-#include "../bpf/mmscope.h"
+#include "core/stack_table.h"
+#include "bpf/mmscope.h"
 
 static void copies_by_id(void)
 {

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include "test.h"
-#include "escape.h"
-#include "svg.h"
+#include "lib/escape.h"
+#include "out/svg.h"
 
 /* ---- building input ---- */
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Tests of user/sym.c. Run from the repository root (fixtures are found relative to it), as
+ * Tests of user/sym/sym.c. Run from the repository root (fixtures are found relative to it), as
  * root: usyms_add_pid() reads /proc/PID/map_files, which needs CAP_SYS_ADMIN.
  *
  * User symbolization is checked against the test binary itself: the file offset of a known
@@ -10,7 +10,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "sym.h"
+#include "sym/sym.h"
 #include "test.h"
 
 #include <dlfcn.h>

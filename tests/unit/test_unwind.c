@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Tests of the unwind-table loader (user/unwind.c): files' tables packed one after the other
+ * Tests of the unwind-table loader (user/core/unwind.c): files' tables packed one after the other
  * into real BPF array maps of chunks, as the BPF walker reads them. The oracle is the compiler's
  * own search (cfi_table_find() on the file's table compiled apart): for every row start, the
  * address before it and one inside, the rule found through the maps the way
@@ -10,10 +10,10 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "cfi.h"
-#include "sym.h"
+#include "cfi/cfi.h"
+#include "sym/sym.h"
 #include "test.h"
-#include "unwind.h"
+#include "core/unwind.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -126,7 +126,7 @@ SERIES_METHODS = {
     # cheapest completion hook, as on x86_64.
     "arm64-6.12": {"fault-completion": "fentry"},
 }
-# Members of a chosen hook group the kernel lacks ('probes' "missing"; user/catalog.c), per
+# Members of a chosen hook group the kernel lacks ('probes' "missing"; user/core/catalog.c), per
 # target and event; every other chosen candidate must have all its members.
 SERIES_MISSING = {
     # 6.12 has no out-of-line ptep_set_access_flags(): an inline wrapper since v6.9 (4602e5757bcc
@@ -480,7 +480,7 @@ def run_checks(target, blocks, markers, c):
         given = info.get("btf_arg", "").startswith("--btf ")
         c.check("probes: BTF source", btf == ("/btf/vmlinux.btf" if given else "/sys/kernel/btf/vmlinux"),
                 f"btf={btf!r}, guest's btf_arg {info.get('btf_arg')!r}")
-        # The BTF given (ppc64le 6.1's) was checked against the kernel (user/btfcheck.c) and
+        # The BTF given (ppc64le 6.1's) was checked against the kernel (user/core/btfcheck.c) and
         # agreed on every fact: 20 about the task and its mm, and on powerpc the user
         # registers' system call number; none is checked where the kernel's own is used.
         c.check("probes: btf_checked_facts (21 with --btf on powerpc, else null)",

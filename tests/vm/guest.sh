@@ -240,7 +240,7 @@ fi
 run_block unwind "" mmscope faults --folded $BTF -- deep_stack -d 3,11,26 -p 200 -r 50 -s 20
 
 # A BTF of no kernel here (/btf/wrong.btf, made by run.sh): refused before the command runs,
-# with one line naming what differs (user/btfcheck.c), exit 1.
+# with one line naming what differs (user/core/btfcheck.c), exit 1.
 if [ -f /btf/wrong.btf ]; then
 	run_block wrong_btf "" mmscope faults --json --btf /btf/wrong.btf -- page_touch -w 10 -r 0 -x 0
 fi

@@ -169,7 +169,7 @@ build_cmd() {
 	mm_tlb) RUN=("$MM" tlb --json -o "$aux" -- "$@") ;;
 	perf_stat) RUN=("$PERF" stat -e "$PERF_EVENTS" -o "$aux" -- "$@") ;;
 	# -B: no build-id pass after the workload has exited (not part of the measured loop). While
-	# an mmscope of another configuration's run reads mmap records with build IDs (user/mmap_log.c)
+	# an mmscope of another configuration's run reads mmap records with build IDs (user/core/mmap_log.c)
 	# this kernel also marks perf's own mmap records as carrying one, and perf 6.1's build-id
 	# pass then aborts ("assertion failed at util/build-id.c:1010"): up to 9 of 12 perf runs of a
 	# bench, 0 of 10 with -B.

@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The kernel's mmap and exec records (see mmap_log.h). An image is named by the exec hook's
+ * record of it (process and time: after the kernel mapped the binary and its loader, before
+ * the loader maps the libraries); it spans, in the process's records, from the COMM record of
+ * its exec to the next one. The mapping of an instruction is the last code mapping of the
+ * image that covers it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <linux/perf_event.h>
+#include <bpf/libbpf.h>
+
+#include "core/mmap_log.h"
+
+/* At most this many records are kept (~80 bytes each, paths apart); more are dropped and
+ * counted lost. */
+#define MMAP_LOG_MAX ((size_t)64 * 1024)
+
+enum { ENT_EXEC, ENT_MAP };
+
+struct mlog_ent {
+	uint64_t ns;
+	uint64_t start, len, pgoff;
+	uint32_t pid;
+	uint8_t kind;
+	uint8_t has_id;
+	uint8_t file_read; /* mmap_log_read_files() has registered its file */
+	unsigned char id[20];
+	char *path;
+};
+
+struct mlog_exec {
+	uint64_t ns;
+	uint32_t tgid;
+	uint32_t parent_tgid; /* a fork's (REC_FORK): 0 for an exec */
+	int maps_key;	      /* seeded: running before the records, its maps snapshot's key */
+	uint64_t parent_ns;
+};
+
+struct mmap_log {
+	struct perf_buffer *pb;
+	struct mlog_ent *ents;
+	size_t n, cap;
+	struct mlog_exec *execs;
+	size_t nexec, capexec;
+	bool sorted;
+	uint64_t lost;
+};
+
+/* The sample_id trailer (sample_type TID | TIME): pid, tid, time. */
+struct sample_id {
+	uint32_t pid, tid;
+	uint64_t time;
+};
+
+static struct mlog_ent *new_ent(struct mmap_log *l)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 1024;
+		struct mlog_ent *e;
+
+		if (l->n >= MMAP_LOG_MAX)
+			return NULL;
+		e = realloc(l->ents, cap * sizeof(*e));
+		if (!e)
+			return NULL;
+		l->ents = e;
+		l->cap = cap;
+	}
+	l->sorted = false;
+	memset(&l->ents[l->n], 0, sizeof(l->ents[l->n]));
+	return &l->ents[l->n++];
+}
+
+static enum bpf_perf_event_ret on_event(void *ctx, int cpu, struct perf_event_header *h)
+{
+	struct mmap_log *l = ctx;
+	const struct sample_id *sid;
+	struct mlog_ent *e;
+
+	(void)cpu;
+	if (h->size < sizeof(*h) + sizeof(*sid))
+		return LIBBPF_PERF_EVENT_CONT;
+	sid = (const void *)((const char *)h + h->size - sizeof(*sid));
+	if (h->type == PERF_RECORD_LOST) {
+		const uint64_t *v = (const void *)(h + 1);
+
+		l->lost += v[1];
+	} else if (h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC)) {
+		e = new_ent(l);
+		if (!e) {
+			l->lost++;
+			return LIBBPF_PERF_EVENT_CONT;
+		}
+		e->kind = ENT_EXEC;
+		e->pid = sid->pid;
+		e->ns = sid->time;
+	} else if (h->type == PERF_RECORD_MMAP2) {
+		const struct {
+			uint32_t pid, tid;
+			uint64_t addr, len, pgoff;
+			uint8_t build_id_size, r1;
+			uint16_t r2;
+			unsigned char build_id[20];
+			uint32_t prot, flags;
+			char filename[];
+		} *m = (const void *)(h + 1);
+		const char *end = (const char *)sid;
+		size_t plen;
+
+		if ((const char *)m->filename >= end)
+			return LIBBPF_PERF_EVENT_CONT;
+		plen = strnlen(m->filename, (size_t)(end - m->filename));
+		e = new_ent(l);
+		if (!e) {
+			l->lost++;
+			return LIBBPF_PERF_EVENT_CONT;
+		}
+		e->kind = ENT_MAP;
+		e->pid = m->pid;
+		e->ns = sid->time;
+		e->start = m->addr;
+		e->len = m->len;
+		e->pgoff = m->pgoff;
+		if ((h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && m->build_id_size <= 20) {
+			e->has_id = 1;
+			memcpy(e->id, m->build_id, m->build_id_size);
+		}
+		e->path = strndup(m->filename, plen);
+	}
+	return LIBBPF_PERF_EVENT_CONT;
+}
+
+struct mmap_log *mmap_log_open(int map_fd, bool build_ids, int *err)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_DUMMY,
+		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME,
+		.mmap = 1,
+		.mmap2 = 1,
+		.comm = 1,
+		.comm_exec = 1,
+		.sample_id_all = 1,
+		.use_clockid = 1,
+		.clockid = CLOCK_MONOTONIC, /* the BPF programs' bpf_ktime_get_ns() */
+		.build_id = build_ids,
+		/* Read every 50 ms, never woken: a wakeup is an irq_work, a self-IPI, per record.
+		 */
+		.watermark = 1,
+		.wakeup_watermark = 48 * 4096,
+	};
+	struct mmap_log *l = calloc(1, sizeof(*l));
+
+	if (!l) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	/* 64 pages a CPU: an exec maps ~10 code regions, ~150 bytes a record, read every 50 ms. */
+	l->pb = perf_buffer__new_raw(map_fd, 64, &attr, on_event, l, NULL);
+	if (!l->pb) {
+		*err = -errno;
+		free(l);
+		return NULL;
+	}
+	return l;
+}
+
+void mmap_log_consume(struct mmap_log *l)
+{
+	if (l)
+		perf_buffer__consume(l->pb);
+}
+
+static void add_image(struct mmap_log *l, struct mlog_exec x)
+{
+	if (!l)
+		return;
+	if (l->nexec == l->capexec) {
+		size_t cap = l->capexec ? l->capexec * 2 : 256;
+		struct mlog_exec *x;
+
+		if (l->nexec >= MMAP_LOG_MAX || !(x = realloc(l->execs, cap * sizeof(*x)))) {
+			l->lost++;
+			return;
+		}
+		l->execs = x;
+		l->capexec = cap;
+	}
+	l->execs[l->nexec++] = x;
+}
+
+void mmap_log_exec(struct mmap_log *l, uint32_t tgid, uint64_t ns)
+{
+	add_image(l, (struct mlog_exec){.ns = ns, .tgid = tgid});
+}
+
+void mmap_log_fork(struct mmap_log *l, uint32_t tgid, uint64_t ns, uint32_t parent_tgid,
+		   uint64_t parent_ns)
+{
+	if (parent_tgid)
+		add_image(l, (struct mlog_exec){.ns = ns,
+						.tgid = tgid,
+						.parent_tgid = parent_tgid,
+						.parent_ns = parent_ns});
+}
+
+void mmap_log_seed(struct mmap_log *l, uint32_t tgid, uint64_t ns, int maps_key)
+{
+	if (maps_key)
+		add_image(l, (struct mlog_exec){.ns = ns, .tgid = tgid, .maps_key = maps_key});
+}
+
+void mmap_log_read_files(struct mmap_log *l, void (*read_file)(const char *path, void *arg),
+			 void *arg)
+{
+	const char *last = NULL;
+
+	for (size_t i = 0; l && i < l->n; i++) {
+		struct mlog_ent *e = &l->ents[i];
+
+		if (e->kind != ENT_MAP || e->file_read || !e->path || e->path[0] != '/')
+			continue;
+		e->file_read = 1;
+		/* A process maps its file in a few regions, one record each. */
+		if (last && strcmp(last, e->path) == 0)
+			continue;
+		last = e->path;
+		read_file(e->path, arg);
+	}
+}
+
+uint64_t mmap_log_lost(const struct mmap_log *l)
+{
+	return l ? l->lost : 0;
+}
+
+static int cmp_ent(const void *a, const void *b)
+{
+	const struct mlog_ent *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return (x->ns > y->ns) - (x->ns < y->ns);
+}
+
+/* The first record of process tgid (sorted by process, then time). */
+static size_t first_of(const struct mmap_log *l, uint32_t tgid)
+{
+	size_t lo = 0, hi = l->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->ents[mid].pid < tgid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * The last mapping of ip that process tgid made in [from, to), where from is the image's
+ * start: its exec's COMM record (the last at or before t_exec, when from_comm), or t_exec
+ * itself (a fork's or a seeded image's). to is the process's next exec, or upto if earlier.
+ * NULL when none.
+ */
+static const struct mlog_ent *find_in_image(const struct mmap_log *l, uint32_t tgid,
+					    uint64_t t_exec, bool from_comm, uint64_t upto,
+					    uint64_t ip)
+{
+	size_t lo = first_of(l, tgid);
+	const struct mlog_ent *best = NULL;
+	uint64_t from = from_comm ? 0 : t_exec, to = upto;
+	bool found_start = !from_comm;
+
+	/* Its span: from the COMM record of its exec to the next exec's. */
+	for (size_t i = lo; i < l->n && l->ents[i].pid == tgid; i++) {
+		const struct mlog_ent *e = &l->ents[i];
+
+		if (e->kind != ENT_EXEC)
+			continue;
+		if (from_comm && e->ns <= t_exec) {
+			from = e->ns;
+			found_start = true;
+		} else if (e->ns > t_exec && e->ns < to) {
+			to = e->ns;
+		}
+	}
+	if (!found_start)
+		return NULL; /* the exec began before the records did */
+	for (size_t i = lo; i < l->n && l->ents[i].pid == tgid; i++) {
+		const struct mlog_ent *e = &l->ents[i];
+
+		if (e->kind == ENT_MAP && e->ns >= from && e->ns < to && ip >= e->start &&
+		    ip - e->start < e->len)
+			best = e; /* sorted by time: the last one wins */
+	}
+	return best && best->path ? best : NULL;
+}
+
+static const struct mlog_exec *image_of(const struct mmap_log *l, uint32_t tgid, uint64_t ns)
+{
+	for (size_t x = 0; x < l->nexec; x++)
+		if (l->execs[x].tgid == tgid && l->execs[x].ns == ns)
+			return &l->execs[x];
+	return NULL;
+}
+
+/* A fork's image goes on into its parent's, up to the fork; a chain of forks is followed
+ * this deep at most. */
+#define MMAP_LOG_FORK_DEPTH 16
+
+bool mmap_log_find(struct mmap_log *l, uint32_t tgid, uint64_t exec_ns, uint64_t ip,
+		   struct mmap_hit *hit)
+{
+	const struct mlog_ent *e = NULL;
+	uint64_t upto = UINT64_MAX;
+
+	memset(hit, 0, sizeof(*hit));
+	if (!l)
+		return false;
+	if (!l->sorted) {
+		qsort(l->ents, l->n, sizeof(*l->ents), cmp_ent);
+		l->sorted = true;
+	}
+	/* The image: the exec (or fork) hook's record of it (it was sent: the BPF side named
+	 * it). */
+	for (int depth = 0; !e && depth < MMAP_LOG_FORK_DEPTH; depth++) {
+		const struct mlog_exec *x = image_of(l, tgid, exec_ns);
+
+		if (!x)
+			return false;
+		e = find_in_image(l, tgid, exec_ns, !x->parent_tgid && !x->maps_key, upto, ip);
+		/* Not in the records, and mapped before them: in its snapshot. */
+		if (!e && x->maps_key)
+			hit->maps_key = x->maps_key;
+		if (!x->parent_tgid)
+			break;
+		/* Not mapped by the child since the fork: the parent's, made before it. */
+		upto = x->ns;
+		tgid = x->parent_tgid;
+		exec_ns = x->parent_ns;
+	}
+	if (!e)
+		return false;
+	hit->path = e->path;
+	hit->has_build_id = e->has_id;
+	memcpy(hit->build_id, e->id, sizeof(hit->build_id));
+	hit->file_offset = e->pgoff + (ip - e->start);
+	return true;
+}
+
+void mmap_log_free(struct mmap_log *l)
+{
+	if (!l)
+		return;
+	perf_buffer__free(l->pb);
+	for (size_t i = 0; i < l->n; i++)
+		free(l->ents[i].path);
+	free(l->ents);
+	free(l->execs);
+	free(l);
+}

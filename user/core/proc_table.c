@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "core/proc_table.h"
+#include "core/session.h"
+#include "lib/util.h"
+#include "bpf/mmscope.h"
+
+static int cmp_tgid(const void *a, const void *b)
+{
+	uint32_t x, y;
+
+	memcpy(&x, a, sizeof(x));
+	memcpy(&y, b, sizeof(y));
+	return (x > y) - (x < y);
+}
+
+/* Add every valid slot's counts to its row (rows sorted by tgid). */
+static void add_pending(struct session *s, const struct bpf_map *slots_map, unsigned char *rows,
+			int n, size_t elem_size, size_t value_off, size_t ncounters)
+{
+	struct proc_slot *v = calloc((size_t)s->ncpus, sizeof(*v));
+	int fd = bpf_map__fd(slots_map);
+
+	if (!v) {
+		warn_msg("per-process counts still pending per CPU not added: out of memory");
+		return;
+	}
+	for (__u32 i = 0; i < bpf_map__max_entries(slots_map); i++) {
+		if (bpf_map_lookup_elem(fd, &i, v)) {
+			warn_msg("per-process counts still pending per CPU not added: %s",
+				 strerror(errno));
+			break;
+		}
+		for (int c = 0; c < s->ncpus; c++) {
+			unsigned char *row;
+			uint64_t count;
+
+			if (!v[c].valid)
+				continue;
+			row = bsearch(&v[c].tgid, rows, (size_t)n, elem_size, cmp_tgid);
+			/* A row folded away (proc_fold_sweep()) while counts pended for it: they
+			 * are the remainder row's, as when the BPF side flushes them. */
+			if (!row) {
+				uint32_t other = PROC_OTHER_TGID;
+
+				row = bsearch(&other, rows, (size_t)n, elem_size, cmp_tgid);
+			}
+			if (!row)
+				continue;
+			for (size_t k = 0; k < ncounters; k++) {
+				unsigned char *at = row + value_off + MMSCOPE_COMM_LEN + k * 8;
+
+				memcpy(&count, at, sizeof(count));
+				count += v[c].n[k];
+				memcpy(at, &count, sizeof(count));
+			}
+		}
+	}
+	free(v);
+}
+
+void *proc_table_read(struct session *s, const struct bpf_map *rows_map,
+		      const struct bpf_map *slots_map, size_t elem_size, size_t value_off, int *n)
+{
+	size_t value_size = bpf_map__value_size(rows_map), ncounters;
+	int fd = bpf_map__fd(rows_map), cap = 0;
+	unsigned char *rows = NULL;
+	uint32_t key, next, *prev = NULL;
+
+	*n = 0;
+	if (value_off + value_size > elem_size || value_size < MMSCOPE_COMM_LEN) {
+		warn_msg("per-process rows of %s not read: %zu-byte rows do not fit",
+			 bpf_map__name(rows_map), value_size);
+		return NULL;
+	}
+	ncounters = (value_size - MMSCOPE_COMM_LEN) / 8;
+	if (ncounters > PROC_SLOT_COUNTERS)
+		ncounters = PROC_SLOT_COUNTERS;
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (*n == cap) {
+			int ncap = cap ? cap * 2 : 64;
+			unsigned char *nr = realloc(rows, (size_t)ncap * elem_size);
+
+			if (!nr) {
+				warn_msg("per-process rows past %d not read: out of memory", *n);
+				break;
+			}
+			rows = nr;
+			cap = ncap;
+		}
+		memset(rows + (size_t)*n * elem_size, 0, elem_size);
+		if (bpf_map_lookup_elem(fd, &key, rows + (size_t)*n * elem_size + value_off))
+			continue; /* deleted since (serve) */
+		memcpy(rows + (size_t)*n * elem_size, &key, sizeof(key));
+		(*n)++;
+	}
+	if (!*n) {
+		free(rows);
+		return NULL;
+	}
+	qsort(rows, (size_t)*n, elem_size, cmp_tgid);
+	add_pending(s, slots_map, rows, *n, elem_size, value_off, ncounters);
+	return rows;
+}
+
+static uint64_t row_weight(const struct proc_faults *f)
+{
+	return f->user + f->kernel;
+}
+
+static void add_counts(struct proc_faults *to, const struct proc_faults *from)
+{
+	for (int k = 0; k < PC_NR; k++)
+		to->n[k] += from->n[k];
+}
+
+static void heap_swap(struct proc_fold_row *h, int a, int b)
+{
+	struct proc_fold_row t = h[a];
+
+	h[a] = h[b];
+	h[b] = t;
+}
+
+void proc_fold_keep(struct proc_fold *pf, const struct proc_fold_row *row)
+{
+	struct proc_fold_row *h = pf->rows;
+	int i;
+
+	if (pf->n == pf->max) {
+		if (!pf->max || row_weight(&row->f) <= row_weight(&h[0].f)) {
+			add_counts(&pf->other, &row->f);
+			return;
+		}
+		add_counts(&pf->other, &h[0].f);
+		h[0] = *row;
+		for (i = 0;;) {
+			int l = 2 * i + 1, r = l + 1, m = i;
+
+			if (l < pf->n && row_weight(&h[l].f) < row_weight(&h[m].f))
+				m = l;
+			if (r < pf->n && row_weight(&h[r].f) < row_weight(&h[m].f))
+				m = r;
+			if (m == i)
+				break;
+			heap_swap(h, i, m);
+			i = m;
+		}
+		return;
+	}
+	h[pf->n] = *row;
+	for (i = pf->n++; i > 0 && row_weight(&h[i].f) < row_weight(&h[(i - 1) / 2].f);
+	     i = (i - 1) / 2)
+		heap_swap(h, i, (i - 1) / 2);
+}
+
+int proc_fold_init(struct proc_fold *pf, int max)
+{
+	memset(pf, 0, sizeof(*pf));
+	pf->rows = calloc((size_t)max, sizeof(*pf->rows));
+	if (!pf->rows)
+		return -ENOMEM;
+	pf->max = max;
+	return 0;
+}
+
+void proc_fold_free(struct proc_fold *pf)
+{
+	free(pf->rows);
+	memset(pf, 0, sizeof(*pf));
+}
+
+/* Whether a CPU's slot holds counts of process tgid (slots: every CPU's of every slot). */
+static bool pending_for(const struct proc_slot *slots, size_t n, uint32_t tgid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (slots[i].valid && slots[i].tgid == tgid)
+			return true;
+	return false;
+}
+
+int proc_fold_sweep(struct proc_fold *pf, const struct bpf_map *rows_map,
+		    const struct bpf_map *slots_map, int ncpus)
+{
+	int fd = bpf_map__fd(rows_map), ngone = 0, capgone = 0, err = 0;
+	uint32_t key, next, *prev = NULL, *gone = NULL;
+	__u32 nslots = bpf_map__max_entries(slots_map);
+	struct proc_slot *slots;
+
+	if (pf->unsupported || !pf->rows)
+		return 0;
+	/*
+	 * A process whose counts still pend in a CPU's slot keeps its row until another process
+	 * takes the slot (its counts then go to the row, not to [other]). A process gone (ESRCH:
+	 * reaped) takes no slot again, so a row found free of them here stays so.
+	 */
+	slots = calloc((size_t)nslots * (size_t)ncpus, sizeof(*slots));
+	if (!slots)
+		return 0;
+	for (__u32 i = 0; i < nslots; i++) {
+		if (bpf_map_lookup_elem(bpf_map__fd(slots_map), &i, slots + (size_t)i * ncpus)) {
+			free(slots);
+			return 0;
+		}
+	}
+	/* The processes gone first: a hash map's walk restarts where its key was deleted. */
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (key == PROC_OTHER_TGID || kill((pid_t)key, 0) == 0 || errno != ESRCH ||
+		    pending_for(slots, (size_t)nslots * (size_t)ncpus, key))
+			continue;
+		if (ngone == capgone) {
+			int ncap = capgone ? capgone * 2 : 256;
+			uint32_t *ng = realloc(gone, (size_t)ncap * sizeof(*ng));
+
+			if (!ng)
+				break;
+			gone = ng;
+			capgone = ncap;
+		}
+		gone[ngone++] = key;
+	}
+	for (int i = 0; i < ngone; i++) {
+		struct proc_fold_row row = {.tgid = gone[i]};
+
+		/* At once, so that nothing the BPF side adds in between is lost (v5.14:
+		 * 3e87f192b405 "bpf: Add lookup_and_delete_elem support to hashtab"). */
+		if (bpf_map_lookup_and_delete_elem(fd, &gone[i], &row.f)) {
+			if (errno == ENOENT)
+				continue;
+			err = -errno;
+			pf->unsupported = true;
+			break;
+		}
+		proc_fold_keep(pf, &row);
+		pf->folded++;
+	}
+	free(gone);
+	free(slots);
+	return err;
+}

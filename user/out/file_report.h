@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Faults on files, by file and process (faults' by_file). */
+#ifndef MMSCOPE_FILE_REPORT_H
+#define MMSCOPE_FILE_REPORT_H
+
+#include "out/report.h"
+
+/* The top files by faults and by major faults, with their processes, and the [other] row;
+ * n/a where handle_mm_fault() is not hooked. */
+void faults_report_files(struct report *r, const struct mm_stats *st);
+
+#endif

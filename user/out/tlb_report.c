@@ -1,0 +1,833 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Units, as the output says them: x86 counts TLB flush *operations* as the kernel traces
+ * them, one per CPU that flushes (tlb:tlb_flush), with the pages each covered (or a full
+ * flush); a shootdown is one REMOTE_SEND_IPI on the sender plus one REMOTE_SHOOTDOWN on each
+ * target CPU.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <asm/unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "lib/escape.h"
+#include "core/proc_table.h"
+#include "out/tlb_report.h"
+#include "mmscope.skel.h"
+
+static const struct {
+	int nr;
+	const char *name;
+} syscall_table[] = {
+#include "syscall_names.h"
+};
+
+const char *syscall_name(int nr)
+{
+	for (size_t i = 0; i < sizeof(syscall_table) / sizeof(syscall_table[0]); i++)
+		if (syscall_table[i].nr == nr)
+			return syscall_table[i].name;
+	return NULL;
+}
+
+/* ---- reason names: the kernel's BTF enum, else the tracepoint's print format ---- */
+
+static char reason_keys[TLB_REASON_SLOTS][40];
+static bool reasons_loaded;
+
+static void key_from_enum_name(const char *name, char *out, size_t len)
+{
+	static const struct {
+		const char *kernel, *key;
+	} known[] = {
+		{"TLB_FLUSH_ON_TASK_SWITCH", "task_switch"},
+		{"TLB_REMOTE_SHOOTDOWN", "remote_shootdown"},
+		{"TLB_LOCAL_SHOOTDOWN", "local_shootdown"},
+		{"TLB_LOCAL_MM_SHOOTDOWN", "local_mm_shootdown"},
+		{"TLB_REMOTE_SEND_IPI", "remote_ipi_send"},
+		{"TLB_REMOTE_WRONG_CPU", "remote_wrong_cpu"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		if (strcmp(name, known[i].kernel) == 0) {
+			snprintf(out, len, "%s", known[i].key);
+			return;
+		}
+	}
+	/* A reason a newer kernel added: its own name, lower case, without TLB_. */
+	if (strncmp(name, "TLB_", 4) == 0)
+		name += 4;
+	for (i = 0; name[i] && i + 1 < len; i++)
+		out[i] = (char)tolower((unsigned char)name[i]);
+	out[i] = '\0';
+}
+
+static void key_from_print_name(const char *name, char *out, size_t len)
+{
+	static const struct {
+		const char *text, *key;
+	} known[] = {
+		{"flush on task switch", "task_switch"},
+		{"remote shootdown", "remote_shootdown"},
+		{"local shootdown", "local_shootdown"},
+		{"local MM shootdown", "local_mm_shootdown"},
+		{"remote IPI send", "remote_ipi_send"},
+		{"remote wrong CPU", "remote_wrong_cpu"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		if (strcmp(name, known[i].text) == 0) {
+			snprintf(out, len, "%s", known[i].key);
+			return;
+		}
+	}
+	for (i = 0; name[i] && i + 1 < len; i++)
+		out[i] = isalnum((unsigned char)name[i]) ? (char)tolower((unsigned char)name[i])
+							 : '_';
+	out[i] = '\0';
+}
+
+static bool reasons_from_btf(struct session *s)
+{
+	const char *path = s->opts->btf;
+	struct btf *btf = path ? btf__parse(path, NULL) : btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	const struct btf_enum *e;
+	int id;
+
+	if (!btf)
+		return false;
+	id = btf__find_by_name_kind(btf, "tlb_flush_reason", BTF_KIND_ENUM);
+	if (id <= 0) {
+		btf__free(btf);
+		return false;
+	}
+	t = btf__type_by_id(btf, (__u32)id);
+	e = btf_enum(t);
+	for (int i = 0; i < btf_vlen(t); i++, e++) {
+		const char *name = btf__name_by_offset(btf, e->name_off);
+
+		if (e->val < 0 || e->val >= TLB_REASON_SLOTS - 1 || !name ||
+		    strncmp(name, "NR_", 3) == 0)
+			continue;
+		key_from_enum_name(name, reason_keys[e->val], sizeof(reason_keys[0]));
+	}
+	btf__free(btf);
+	return true;
+}
+
+static bool reasons_from_format(void)
+{
+	static const char *const paths[] = {
+		"/sys/kernel/tracing/events/tlb/tlb_flush/format",
+		"/sys/kernel/debug/tracing/events/tlb/tlb_flush/format"};
+	char buf[8192];
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		const char *p;
+
+		if (read_small_file(paths[i], buf, sizeof(buf)) <= 0)
+			continue;
+		/* __print_symbolic(REC->reason, { 0, "flush on task switch" }, ...) */
+		for (p = strstr(buf, "{ "); p; p = strstr(p + 1, "{ ")) {
+			char name[64];
+			int val;
+
+			if (sscanf(p, "{ %d, \"%63[^\"]\" }", &val, name) == 2 && val >= 0 &&
+			    val < TLB_REASON_SLOTS - 1)
+				key_from_print_name(name, reason_keys[val], sizeof(reason_keys[0]));
+		}
+		return true;
+	}
+	return false;
+}
+
+static const char *const ppc_kinds[] = {"tlbiel", "tlbie", "hcall"};
+static const char *const arm64_kinds[] = {"tlb_flush_mmu", "ptep_clear_flush",
+					  "ptep_set_access_flags", "change_protection"};
+
+const char *tlb_reason_key(struct session *s, unsigned int reason)
+{
+	static char other[24];
+
+	/* Off x86 the slots hold the architecture's operation kinds (bpf/tlb.bpf.c). */
+	if (s->caps.arch == ARCH_POWERPC || s->caps.arch == ARCH_ARM64) {
+		const char *const *names = s->caps.arch == ARCH_POWERPC ? ppc_kinds : arm64_kinds;
+		unsigned int n = s->caps.arch == ARCH_POWERPC ? 3 : 4;
+
+		if (reason < n)
+			return names[reason];
+		snprintf(other, sizeof(other), "kind_%u", reason);
+		return other;
+	}
+	if (!reasons_loaded) {
+		reasons_loaded = true;
+		if (!reasons_from_btf(s))
+			reasons_from_format();
+		for (int i = 0; i < TLB_REASON_SLOTS; i++)
+			if (!reason_keys[i][0])
+				snprintf(reason_keys[i], sizeof(reason_keys[0]), "reason_%d", i);
+		snprintf(reason_keys[TLB_REASON_SLOTS - 1], sizeof(reason_keys[0]), "reason_%d_up",
+			 TLB_REASON_SLOTS - 1);
+	}
+	return reason >= TLB_REASON_SLOTS ? reason_keys[TLB_REASON_SLOTS - 1] : reason_keys[reason];
+}
+
+static bool reason_known(struct session *s, unsigned int reason)
+{
+	return strncmp(tlb_reason_key(s, reason), "reason_", 7) != 0;
+}
+
+/* The issue's fixed keys: always present, null where this kernel has no such reason. */
+static const char *const standard_reasons[] = {"task_switch",	  "remote_shootdown",
+					       "local_shootdown", "local_mm_shootdown",
+					       "remote_ipi_send", "remote_wrong_cpu"};
+
+/* names[i] with bit i of gone set: not observable (null, why_gone), the others counted. */
+static void report_kv_section_gone(struct report *r, const char *key, const char *title,
+				   const char *const *names, const __u64 *values, int n,
+				   bool available, const char *why, unsigned int gone,
+				   const char *why_gone)
+{
+	char sub[96];
+
+	if (!available) {
+		report_counter(r, key, title, false, 0, why);
+		return;
+	}
+	if (r->jw) {
+		jw_key(r->jw, strrchr(key, '.') + 1);
+		jw_begin_object(r->jw);
+		for (int i = 0; i < n; i++) {
+			if (gone & (1u << i)) {
+				snprintf(sub, sizeof(sub), "%s.%s", key, names[i]);
+				report_counter(r, sub, names[i], false, 0, why_gone);
+				continue;
+			}
+			jw_key(r->jw, names[i]);
+			jw_u64(r->jw, values[i]);
+		}
+		jw_end_object(r->jw);
+		return;
+	}
+	fprintf(r->out, "  %s:", title);
+	for (int i = 0; i < n; i++)
+		if (gone & (1u << i))
+			fprintf(r->out, " %s=n/a (%s)", names[i], why_gone);
+		else
+			fprintf(r->out, " %s=%llu", names[i], (unsigned long long)values[i]);
+	fputc('\n', r->out);
+}
+
+static void report_kv_section(struct report *r, const char *key, const char *title,
+			      const char *const *names, const __u64 *values, int n, bool available,
+			      const char *why)
+{
+	report_kv_section_gone(r, key, title, names, values, n, available, why, 0, NULL);
+}
+
+static void tlb_report_x86(struct report *r, const struct mm_stats *st, bool histograms)
+{
+	struct session *s = r->s;
+	const struct hook_candidate *c = session_hook(s, EV_TLB_FLUSH);
+	const char *no_hook = "no tlb:tlb_flush hook on this kernel (see 'mmscope probes')";
+	char key[64];
+
+	if (!r->jw)
+		fprintf(r->out, "\nTLB flush operations (tlb:tlb_flush, one per flushing CPU)\n");
+	report_counter(r, "tlb.events", "all flushes", c != NULL, st->c[CNT_TLB_EVENTS], no_hook);
+	for (size_t i = 0; i < sizeof(standard_reasons) / sizeof(standard_reasons[0]); i++) {
+		int found = -1;
+
+		for (unsigned int v = 0; v < TLB_REASON_SLOTS - 1; v++)
+			if (strcmp(tlb_reason_key(s, v), standard_reasons[i]) == 0)
+				found = (int)v;
+		snprintf(key, sizeof(key), "tlb.%s", standard_reasons[i]);
+		if (!c)
+			report_counter(r, key, standard_reasons[i], false, 0, no_hook);
+		else if (found < 0)
+			report_counter(r, key, standard_reasons[i], false, 0,
+				       "this kernel has no such tlb_flush reason");
+		else
+			report_counter(r, key, standard_reasons[i], true, st->tlb_reason[found],
+				       NULL);
+	}
+	/* Reasons beyond the known ones (a newer kernel's), by number: never dropped. */
+	for (unsigned int v = 0; c && v < TLB_REASON_SLOTS; v++) {
+		bool standard = false;
+
+		for (size_t i = 0; i < sizeof(standard_reasons) / sizeof(standard_reasons[0]); i++)
+			standard |= strcmp(tlb_reason_key(s, v), standard_reasons[i]) == 0;
+		if (standard || (!st->tlb_reason[v] && !reason_known(s, v)))
+			continue;
+		snprintf(key, sizeof(key), "tlb.%s", tlb_reason_key(s, v));
+		report_counter(r, key, tlb_reason_key(s, v), true, st->tlb_reason[v], NULL);
+	}
+	report_counter(r, "tlb.local", "local (issuing CPU only)", c != NULL, st->c[CNT_TLB_LOCAL],
+		       no_hook);
+	report_counter(r, "tlb.broadcast", "broadcast (shootdown IPIs)", c != NULL,
+		       st->c[CNT_TLB_BROADCAST], no_hook);
+	report_counter(r, "tlb.full_flushes", "full flushes (pages -1)", c != NULL,
+		       st->c[CNT_TLB_FULL], no_hook);
+	report_counter(r, "tlb.avoidable_broadcast", "avoidable broadcasts", false, 0,
+		       "x86 sends shootdown IPIs only to the other CPUs in mm_cpumask");
+	if (histograms) {
+		const struct hook_candidate *send = session_hook(s, EV_TLB_SEND);
+		const char *no_send = "needs fentry or a kprobe on native_flush_tlb_multi (see "
+				      "'mmscope probes')";
+
+		report_hist(r, "tlb.pages", "pages per flush (full flushes apart)", "pages",
+			    (const uint64_t *)st->tlb_pages, (const uint64_t *)&st->tlb_pages_sum,
+			    c != NULL, no_hook);
+		report_hist(r, "tlb.shootdown_targets", "CPUs targeted per shootdown", "cpus",
+			    (const uint64_t *)st->send_targets, NULL, send != NULL, no_send);
+		report_hist(r, "tlb.shootdown_wait_ns", "sender wait per shootdown", "nsecs",
+			    (const uint64_t *)st->send_wait, (const uint64_t *)&st->send_wait_sum,
+			    send != NULL, no_send);
+	}
+}
+
+/* The x86-only keys, null elsewhere: same JSON shape on every architecture. */
+static void tlb_report_x86_keys_na(struct report *r)
+{
+	const char *why = "tlb:tlb_flush and its reasons are x86's; this architecture reports "
+			  "tlb.local/tlb.broadcast operations";
+	char key[64];
+
+	for (size_t i = 0; i < sizeof(standard_reasons) / sizeof(standard_reasons[0]); i++) {
+		snprintf(key, sizeof(key), "tlb.%s", standard_reasons[i]);
+		report_counter(r, key, standard_reasons[i], false, 0, why);
+	}
+	report_counter(r, "tlb.full_flushes", "full flushes", false, 0, why);
+}
+
+static void tlb_report_powerpc(struct report *r, const struct mm_stats *st)
+{
+	struct session *s = r->s;
+	bool tlbie = session_hook(s, EV_TLBIE) != NULL, fn = session_hook(s, EV_TLB_FN) != NULL;
+	bool hcall = session_hook(s, EV_HCALL) != NULL;
+	static const char *const hcall_names[] = {"h_remove", "h_protect", "h_bulk_remove",
+						  "h_rpt_invalidate"};
+	__u64 hcalls[4] = {st->c[CNT_HCALL_REMOVE], st->c[CNT_HCALL_PROTECT],
+			   st->c[CNT_HCALL_BULK_REMOVE], st->c[CNT_HCALL_RPT_INVALIDATE]};
+	const char *no_tlbie = "no powerpc:tlbie hook on this kernel (see 'mmscope probes')";
+	static const char *const insn_names[] = {"tlbiel", "tlbie"};
+	static const char *const ric_names[] = {"tlb", "pwc", "all", "reserved"};
+	static const char *const is_names[] = {"va", "pid", "lpid", "all"};
+	__u64 insns[2] = {st->c[CNT_TLBIE_LOCAL], st->c[CNT_TLBIE_GLOBAL]};
+	__u64 bursts = st->c[CNT_TLBIE_BURSTS_LOCAL] + st->c[CNT_TLBIE_BURSTS_GLOBAL];
+	const char *derivation = "2 per invalidation burst (every radix tlbie/tlbiel sequence is "
+				 "framed by two ptesync; POWER9 erratum fixups add more)";
+
+	if (!r->jw)
+		fprintf(r->out, "\nTLB invalidations (powerpc:tlbie; operations = bursts of "
+				"instructions)\n");
+	tlb_report_x86_keys_na(r);
+	/* Operations: bursts of tlbie/tlbiel, and invalidation hypercalls (pseries hash, or
+	 * radix without GTSE), which the hypervisor broadcasts as needed. */
+	report_counter(r, "tlb.local", "local operations (tlbiel)", tlbie, st->c[CNT_TLB_LOCAL],
+		       no_tlbie);
+	report_counter(r, "tlb.broadcast", "broadcast operations (tlbie, hcall)", tlbie || hcall,
+		       st->c[CNT_TLB_BROADCAST], no_tlbie);
+	report_kv_section(r, "tlb.hcalls", "invalidation hcalls", hcall_names, hcalls, 4, hcall,
+			  "no powerpc:hcall_entry hook");
+	report_kv_section(r, "tlb.instructions", "instructions", insn_names, insns, 2, tlbie,
+			  no_tlbie);
+	report_kv_section(r, "tlb.ric", "RIC", ric_names, st->tlbie_ric, 4, tlbie, no_tlbie);
+	report_kv_section(r, "tlb.is", "IS", is_names, st->tlbie_is, 4, tlbie, no_tlbie);
+	report_counter(r, "tlb.ptesync_derived", "ptesync (derived)", tlbie, 2 * bursts, no_tlbie);
+	if (r->jw) {
+		jw_key(r->jw, "ptesync_derivation");
+		jw_string(r->jw, tlbie ? derivation : NULL);
+	} else if (tlbie) {
+		fprintf(r->out, "    (ptesync: %s)\n", derivation);
+	}
+	report_counter(r, "tlb.avoidable_broadcast", "avoidable broadcasts",
+		       tlbie && session_hook(s, EV_SWITCH), st->c[CNT_TLB_AVOIDABLE],
+		       "needs powerpc:tlbie and sched_switch");
+	if (r->jw) {
+		jw_key(r->jw, "functions");
+		if (!fn) {
+			jw_null(r->jw);
+		} else {
+			char name[64];
+
+			jw_begin_object(r->jw);
+			for (int i = 0; i < TLB_FN_SLOTS; i++) {
+				if (!(s->fn_attached & (1u << i)) ||
+				    !list_item(tlb_fn_list_powerpc, i, name, sizeof(name)))
+					continue;
+				jw_key(r->jw, name);
+				jw_u64(r->jw, st->tlb_fn[i]);
+			}
+			jw_end_object(r->jw);
+		}
+	} else if (fn) {
+		char name[64];
+
+		fprintf(r->out, "  flush functions called:");
+		for (int i = 0; i < TLB_FN_SLOTS; i++)
+			if ((s->fn_attached & (1u << i)) && st->tlb_fn[i] &&
+			    list_item(tlb_fn_list_powerpc, i, name, sizeof(name)))
+				fprintf(r->out, " %s=%llu", name,
+					(unsigned long long)st->tlb_fn[i]);
+		fputc('\n', r->out);
+	}
+}
+
+static void tlb_report_arm64(struct report *r, const struct mm_stats *st)
+{
+	struct session *s = r->s;
+	bool ok = session_hook(s, EV_ARM64_TLBI) != NULL;
+	const char *why = "needs kprobes on tlb_flush_mmu, ptep_clear_flush, ptep_set_access_flags";
+	unsigned int gone = 0;
+
+	if (!r->jw)
+		fprintf(r->out, "\nTLB invalidations (arm64 TLBI operations, by kprobe)\n");
+	tlb_report_x86_keys_na(r);
+	report_counter(
+		r, "tlb.local", "local operations", false, 0,
+		"arm64 6.1 issues local TLBI only on ASID rollover (check_and_switch_context), "
+		"not observable without a trace point there");
+	report_counter(r, "tlb.broadcast", "broadcast operations (...is)", ok,
+		       st->c[CNT_TLB_BROADCAST], why);
+	/* A member this kernel lacks (its kprobe points, catalog.c): that kind is not observed. */
+	if (ok) {
+		const struct event_selection *es = &s->sel.events[EV_ARM64_TLBI];
+		const struct hook_candidate *c = session_hook(s, EV_ARM64_TLBI);
+		unsigned int missing = es->results[es->chosen].missing;
+
+		for (int i = 0; i < HOOK_MAX_POINTS && c->points[i].target; i++)
+			for (int k = 0; k < 4; k++)
+				if ((missing & (1u << i)) &&
+				    strcmp(c->points[i].target, arm64_kinds[k]) == 0)
+					gone |= 1u << k;
+	}
+	report_kv_section_gone(r, "tlb.kinds", "by function", arm64_kinds, st->tlb_reason, 4, ok,
+			       why, gone,
+			       "its function is not in this kernel (see 'mmscope probes')");
+	report_counter(r, "tlb.avoidable_broadcast", "avoidable broadcasts",
+		       ok && session_hook(s, EV_SWITCH), st->c[CNT_TLB_AVOIDABLE],
+		       "needs the TLBI kprobes and sched_switch");
+}
+
+void tlb_report_counts(struct report *r, const struct mm_stats *st, bool histograms)
+{
+	report_section(r, "tlb");
+	if (r->s->caps.arch == ARCH_POWERPC)
+		tlb_report_powerpc(r, st);
+	else if (r->s->caps.arch == ARCH_ARM64)
+		tlb_report_arm64(r, st);
+	else
+		tlb_report_x86(r, st, histograms);
+}
+
+void hash_report_counts(struct report *r, const struct mm_stats *st)
+{
+	bool ok = session_hook(r->s, EV_HASH_FAULT) != NULL;
+	const char *why = r->s->caps.arch != ARCH_POWERPC ? "powerpc hash MMU only"
+			  : r->s->caps.mmu == MMU_RADIX	  ? "this CPU runs the radix MMU"
+							  : "no powerpc:hash_fault hook";
+
+	if (!r->jw && r->s->caps.arch != ARCH_POWERPC)
+		return; /* the text shows what this architecture has; JSON keeps its shape */
+	report_section(r, "hash");
+	if (!r->jw)
+		fprintf(r->out, "\nhash MMU faults (powerpc:hash_fault, HPTE misses)\n");
+	report_counter(r, "hash.faults", "faults", ok, st->c[CNT_HASH_FAULTS], why);
+	report_counter(r, "hash.read", "read", ok, st->c[CNT_HASH_READ], why);
+	report_counter(r, "hash.write", "write", ok, st->c[CNT_HASH_WRITE], why);
+	report_counter(r, "hash.exec", "exec", ok, st->c[CNT_HASH_EXEC], why);
+	report_counter(r, "hash.user", "user addresses", ok, st->c[CNT_HASH_USER], why);
+	report_counter(r, "hash.kernel", "kernel addresses", ok,
+		       st->c[CNT_HASH_FAULTS] - st->c[CNT_HASH_USER], why);
+	report_section_end(r);
+}
+
+static const char *const access_names[] = {"read", "write", "exec", "unknown"};
+static const char *const done_names[] = {"minor", "major", "incomplete"};
+
+void tlb_report_by_fault_class(struct report *r, const struct mm_stats *st)
+{
+	struct session *s = r->s;
+	bool tlb = session_hook(s, EV_TLB_FLUSH) || session_hook(s, EV_TLBIE) ||
+		   session_hook(s, EV_ARM64_TLBI) || session_hook(s, EV_HCALL);
+	bool ok = tlb && session_hook(s, EV_FAULT_ENTRY) && !s->cfg.count_only;
+
+	if (r->jw) {
+		if (!ok) {
+			report_counter(r, "tlb.by_fault_class", "", false, 0,
+				       !tlb ? "no TLB invalidation hook on this kernel"
+					    : "needs the fault-entry hook");
+			return;
+		}
+		jw_key(r->jw, "by_fault_class");
+		jw_begin_array(r->jw);
+	} else {
+		if (!ok) {
+			fprintf(r->out, "\ninvalidations by fault class: n/a (needs both a fault "
+					"entry and a TLB hook)\n");
+			return;
+		}
+		fprintf(r->out,
+			"\ninvalidations issued while handling faults, by fault class\n"
+			"  %-28s %10s %16s %16s\n",
+			"CLASS", "FAULTS", "ISSUED LOCAL", "ISSUED BROADCAST");
+	}
+	for (unsigned int i = 0; i < FAULT_CLASS_SLOTS; i++) {
+		unsigned int access = i / 6, user = (i / 3) % 2, done = i % 3;
+		const __u64 *v = st->fault_tlb[i];
+
+		if (!v[FT_FAULTS])
+			continue;
+		if (r->jw) {
+			jw_begin_object(r->jw);
+			jw_key(r->jw, "access");
+			jw_string(r->jw, access_names[access]);
+			jw_key(r->jw, "mode");
+			jw_string(r->jw, user ? "user" : "kernel");
+			jw_key(r->jw, "completion");
+			jw_string(r->jw, done_names[done]);
+			jw_key(r->jw, "faults");
+			jw_u64(r->jw, v[FT_FAULTS]);
+			jw_key(r->jw, "local");
+			jw_u64(r->jw, v[FT_LOCAL]);
+			jw_key(r->jw, "broadcast");
+			jw_u64(r->jw, v[FT_BROADCAST]);
+			jw_end_object(r->jw);
+		} else {
+			char cls[40];
+
+			snprintf(cls, sizeof(cls), "%s %s %s", user ? "user" : "kernel",
+				 access_names[access], done_names[done]);
+			fprintf(r->out, "  %-28s %10llu %16llu %16llu\n", cls,
+				(unsigned long long)v[FT_FAULTS], (unsigned long long)v[FT_LOCAL],
+				(unsigned long long)v[FT_BROADCAST]);
+		}
+	}
+	if (r->jw)
+		jw_end_array(r->jw);
+}
+
+struct tlb_proc_row {
+	__u32 tgid;
+	struct tlb_proc p;
+	__u64 total;
+};
+
+static int cmp_tlb_proc(const void *a, const void *b)
+{
+	const struct tlb_proc_row *x = a, *y = b;
+
+	return x->total < y->total ? 1 : x->total > y->total ? -1 : 0;
+}
+
+struct syscall_row {
+	struct tlb_syscall_key k;
+	__u64 count;
+};
+
+static int cmp_syscall(const void *a, const void *b)
+{
+	const struct syscall_row *x = a, *y = b;
+
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
+}
+
+static void syscall_label(int nr, char *buf, size_t len)
+{
+	const char *name = syscall_name(nr);
+
+	if (nr == SYSCALL_FAULT)
+		snprintf(buf, len, "[page fault]");
+	else if (nr == SYSCALL_KTHREAD)
+		snprintf(buf, len, "[kernel thread]");
+	else if (nr == SYSCALL_NONE)
+		snprintf(buf, len, "[no system call]");
+	else if (nr == TLB_SYSCALL_OTHER - TLB_SYSCALL_BIAS)
+		snprintf(buf, len, "[system call %d or above]", nr);
+	else if (name)
+		snprintf(buf, len, "%s", name);
+	else
+		snprintf(buf, len, "syscall_%d", nr);
+}
+
+/* The per-CPU tlb_syscalls array summed: one row per (system call, reason) seen; *n rows. */
+static struct syscall_row *read_syscalls(struct session *s, int *n)
+{
+	struct tlb_syscall_counts *v = calloc((size_t)s->ncpus, sizeof(*v));
+	int fd = bpf_map__fd(s->skel->maps.tlb_syscalls), cap = 0;
+	struct syscall_row *rows = NULL;
+
+	*n = 0;
+	if (!v) {
+		warn_msg("TLB events by system call not read: out of memory");
+		return NULL;
+	}
+	for (__u32 idx = 0; idx < bpf_map__max_entries(s->skel->maps.tlb_syscalls); idx++) {
+		if (bpf_map_lookup_elem(fd, &idx, v)) {
+			warn_msg("TLB events by system call not read: %s", strerror(errno));
+			break;
+		}
+		for (__u32 reason = 0; reason < TLB_SYSCALL_REASONS; reason++) {
+			uint64_t count = 0;
+
+			for (int c = 0; c < s->ncpus; c++)
+				count += v[c].reason[reason];
+			if (!count)
+				continue;
+			if (*n == cap) {
+				int ncap = cap ? cap * 2 : 64;
+				struct syscall_row *nr = realloc(rows, (size_t)ncap * sizeof(*nr));
+
+				if (!nr) {
+					warn_msg("TLB events by system call past %d not read: out "
+						 "of memory",
+						 *n);
+					free(v);
+					return rows;
+				}
+				rows = nr;
+				cap = ncap;
+			}
+			rows[*n].k.nr = (__s32)idx - TLB_SYSCALL_BIAS;
+			rows[*n].k.reason = reason;
+			rows[*n].count = count;
+			(*n)++;
+		}
+	}
+	free(v);
+	return rows;
+}
+
+void tlb_report_details(struct report *r)
+{
+	struct session *s = r->s;
+	int n;
+	struct tlb_proc_row *rows =
+		proc_table_read(s, s->skel->maps.tlb_procs, s->skel->maps.tlb_proc_pending,
+				sizeof(*rows), offsetof(struct tlb_proc_row, p), &n);
+	struct syscall_row *srows = NULL;
+
+	for (int i = 0; rows && i < n; i++) {
+		rows[i].total = 0;
+		for (int v = 0; v < TLB_REASON_SLOTS; v++)
+			rows[i].total += rows[i].p.reason[v];
+	}
+	if (rows)
+		qsort(rows, (size_t)n, sizeof(*rows), cmp_tlb_proc);
+	if (r->jw) {
+		jw_key(r->jw, "by_process");
+		jw_begin_array(r->jw);
+	} else if (n) {
+		fprintf(r->out,
+			"\nissuing processes (local and broadcast flushes; top %d of %d)\n"
+			"  %7s %-16s %10s %s\n",
+			s->opts->top, n, "PID", "COMM", "FLUSHES", "BY REASON");
+	}
+	for (int i = 0; rows && i < n && (r->jw || i < s->opts->top); i++) {
+		const struct tlb_proc *p = &rows[i].p;
+		size_t clen = bounded_strlen(p->comm, sizeof(p->comm));
+
+		if (r->jw) {
+			jw_begin_object(r->jw);
+			jw_key(r->jw, "pid");
+			jw_u64(r->jw, rows[i].tgid);
+			jw_key(r->jw, "comm");
+			jw_string_len(r->jw, p->comm, clen);
+			jw_key(r->jw, "total");
+			jw_u64(r->jw, rows[i].total);
+			for (unsigned int v = 0; v < TLB_REASON_SLOTS; v++) {
+				if (!p->reason[v])
+					continue;
+				jw_key(r->jw, tlb_reason_key(s, v));
+				jw_u64(r->jw, p->reason[v]);
+			}
+			jw_end_object(r->jw);
+		} else {
+			char *comm = folded_escape(p->comm, clen);
+
+			fprintf(r->out, "  %7u %-16s %10llu", rows[i].tgid, comm ? comm : "?",
+				(unsigned long long)rows[i].total);
+			for (unsigned int v = 0; v < TLB_REASON_SLOTS; v++)
+				if (p->reason[v])
+					fprintf(r->out, " %s=%llu", tlb_reason_key(s, v),
+						(unsigned long long)p->reason[v]);
+			fputc('\n', r->out);
+			free(comm);
+		}
+	}
+	if (r->jw)
+		jw_end_array(r->jw);
+	free(rows);
+
+	srows = read_syscalls(s, &n);
+	if (srows)
+		qsort(srows, (size_t)n, sizeof(*srows), cmp_syscall);
+	if (r->jw) {
+		jw_key(r->jw, "by_syscall");
+		jw_begin_array(r->jw);
+	} else if (n) {
+		fprintf(r->out, "\nby system call in progress (issuing side)\n  %-20s %-20s %10s\n",
+			"SYSCALL", "REASON", "COUNT");
+	}
+	for (int i = 0; srows && i < n && (r->jw || i < s->opts->top); i++) {
+		char label[48];
+
+		syscall_label(srows[i].k.nr, label, sizeof(label));
+		if (r->jw) {
+			jw_begin_object(r->jw);
+			jw_key(r->jw, "syscall");
+			jw_string(r->jw, label);
+			jw_key(r->jw, "nr");
+			jw_i64(r->jw, srows[i].k.nr);
+			jw_key(r->jw, "reason");
+			jw_string(r->jw, tlb_reason_key(s, srows[i].k.reason));
+			jw_key(r->jw, "count");
+			jw_u64(r->jw, srows[i].count);
+			jw_end_object(r->jw);
+		} else {
+			fprintf(r->out, "  %-20s %-20s %10llu\n", label,
+				tlb_reason_key(s, srows[i].k.reason),
+				(unsigned long long)srows[i].count);
+		}
+	}
+	if (r->jw)
+		jw_end_array(r->jw);
+	free(srows);
+}
+
+void switch_report_counts(struct report *r, const struct mm_stats *st)
+{
+	struct session *s = r->s;
+	bool ok = session_hook(s, EV_SWITCH) != NULL;
+	bool flush = session_hook(s, EV_SWITCH_FLUSH) != NULL;
+	const char *no_hook = "no sched_switch hook with task access (see 'mmscope probes')";
+	const char *no_flush = s->caps.arch == ARCH_X86
+				       ? "no tlb:tlb_flush hook on this kernel"
+				       : "switch flushes are traced on x86 only (tlb:tlb_flush)";
+
+	report_section(r, "switch");
+	if (!r->jw)
+		fprintf(r->out, "\ncontext switches%*s\n", 25, "count");
+	report_counter(r, "switch.total", "total", ok, st->c[CNT_SW_TOTAL], no_hook);
+	report_counter(r, "switch.switches_out", "switches out (= perf's)", ok, st->c[CNT_SW_OUT],
+		       no_hook);
+	report_counter(r, "switch.switches_in", "switches in", ok, st->c[CNT_SW_IN], no_hook);
+	report_counter(r, "switch.same_mm", "same mm", ok, st->c[CNT_SW_SAME_MM], no_hook);
+	report_counter(r, "switch.mm_changes", "mm changes", ok, st->c[CNT_SW_MM_CHANGE], no_hook);
+	report_counter(r, "switch.kernel", "kernel (idle, kthreads)", ok, st->c[CNT_SW_KERNEL],
+		       no_hook);
+	report_counter(r, "switch.flushes", "mm changes that flushed", ok && flush,
+		       st->c[CNT_SW_MM_FLUSH], ok ? no_flush : no_hook);
+	report_counter(r, "switch.no_flush", "mm changes that kept TLB", ok && flush,
+		       st->c[CNT_SW_MM_NOFLUSH], ok ? no_flush : no_hook);
+	report_counter(r, "switch.lazy_flushes", "lazy catch-up flushes", ok && flush,
+		       st->c[CNT_SW_LAZY_FLUSH], ok ? no_flush : no_hook);
+}
+
+struct switch_row {
+	__u32 tgid;
+	struct switch_proc p;
+};
+
+static int cmp_switch(const void *a, const void *b)
+{
+	const struct switch_row *x = a, *y = b;
+
+	return x->p.total < y->p.total ? 1 : x->p.total > y->p.total ? -1 : 0;
+}
+
+void switch_report_details(struct report *r, const struct mm_stats *percpu, int ncpus)
+{
+	struct session *s = r->s;
+	int n;
+	struct switch_row *rows =
+		proc_table_read(s, s->skel->maps.switch_procs, s->skel->maps.switch_proc_pending,
+				sizeof(*rows), offsetof(struct switch_row, p), &n);
+
+	if (r->jw) {
+		jw_key(r->jw, "by_cpu");
+		jw_begin_array(r->jw);
+	} else {
+		fprintf(r->out, "\nby CPU\n  %4s %12s %12s %12s %12s\n", "CPU", "TOTAL", "SAME_MM",
+			"MM_CHANGE", "KERNEL");
+	}
+	for (int cpu = 0; percpu && cpu < ncpus; cpu++) {
+		const __u64 *c = percpu[cpu].c;
+
+		if (!c[CNT_SW_TOTAL])
+			continue;
+		if (r->jw) {
+			jw_begin_object(r->jw);
+			jw_key(r->jw, "cpu");
+			jw_i64(r->jw, cpu);
+			jw_key(r->jw, "total");
+			jw_u64(r->jw, c[CNT_SW_TOTAL]);
+			jw_key(r->jw, "same_mm");
+			jw_u64(r->jw, c[CNT_SW_SAME_MM]);
+			jw_key(r->jw, "mm_changes");
+			jw_u64(r->jw, c[CNT_SW_MM_CHANGE]);
+			jw_key(r->jw, "kernel");
+			jw_u64(r->jw, c[CNT_SW_KERNEL]);
+			jw_end_object(r->jw);
+		} else {
+			fprintf(r->out, "  %4d %12llu %12llu %12llu %12llu\n", cpu,
+				(unsigned long long)c[CNT_SW_TOTAL],
+				(unsigned long long)c[CNT_SW_SAME_MM],
+				(unsigned long long)c[CNT_SW_MM_CHANGE],
+				(unsigned long long)c[CNT_SW_KERNEL]);
+		}
+	}
+	if (r->jw)
+		jw_end_array(r->jw);
+
+	if (rows)
+		qsort(rows, (size_t)n, sizeof(*rows), cmp_switch);
+	if (r->jw) {
+		jw_key(r->jw, "by_process");
+		jw_begin_array(r->jw);
+	} else if (n) {
+		fprintf(r->out, "\nby process (top %d of %d)\n  %7s %-16s %10s %10s %10s %10s\n",
+			s->opts->top, n, "PID", "COMM", "TOTAL", "SAME_MM", "MM_CHANGE", "KERNEL");
+	}
+	for (int i = 0; rows && i < n && (r->jw || i < s->opts->top); i++) {
+		const struct switch_proc *p = &rows[i].p;
+		size_t clen = bounded_strlen(p->comm, sizeof(p->comm));
+
+		if (r->jw) {
+			jw_begin_object(r->jw);
+			jw_key(r->jw, "pid");
+			jw_u64(r->jw, rows[i].tgid);
+			jw_key(r->jw, "comm");
+			jw_string_len(r->jw, p->comm, clen);
+			jw_key(r->jw, "total");
+			jw_u64(r->jw, p->total);
+			jw_key(r->jw, "same_mm");
+			jw_u64(r->jw, p->same_mm);
+			jw_key(r->jw, "mm_changes");
+			jw_u64(r->jw, p->mm_change);
+			jw_key(r->jw, "kernel");
+			jw_u64(r->jw, p->kernel);
+			jw_end_object(r->jw);
+		} else {
+			char *comm = folded_escape(p->comm, clen);
+
+			fprintf(r->out, "  %7u %-16s %10llu %10llu %10llu %10llu\n", rows[i].tgid,
+				comm ? comm : "?", (unsigned long long)p->total,
+				(unsigned long long)p->same_mm, (unsigned long long)p->mm_change,
+				(unsigned long long)p->kernel);
+			free(comm);
+		}
+	}
+	if (r->jw)
+		jw_end_array(r->jw);
+	free(rows);
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Reading what the BPF side aggregated by process, location and stack, and symbolizing it. */
+#ifndef MMSCOPE_STACKS_H
+#define MMSCOPE_STACKS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "out/report.h"
+#include "out/svg.h"
+
+struct proc_row {
+	uint32_t tgid;
+	struct proc_faults f;
+};
+
+/* Per-process rows sorted by faults, descending; *n rows, and in *other the remainder row's
+ * counts ([other]: processes the table had no room for; zeros where there is none). Caller
+ * frees. */
+struct proc_row *read_procs(struct session *s, int *n, struct proc_row *other);
+
+struct location_row {
+	char *symbol;
+	char *dso;
+	uint64_t count;
+};
+
+/* Fault locations, symbolized and merged by (symbol, dso), descending. Caller frees with
+ * free_locations. */
+struct location_row *read_locations(struct session *s, int *n);
+void free_locations(struct location_row *rows, int n);
+
+/*
+ * The stacks the BPF side counted, symbolized: one record per distinct stack and process
+ * (stacks of a process that symbolize alike are merged), sorted by their --folded text, then
+ * pid. --folded, --svg and --pprof are written from these records. kind_name names the leaf
+ * frame from the key's kind.
+ */
+struct name_pool;
+struct stack_set {
+	struct stack_record *recs;
+	/* The frames' names and files, one copy of each string: a host-wide run's stacks repeat
+	 * the same few thousand names hundreds of thousands of times. */
+	struct name_pool *names;
+	int n;
+	int distinct; /* distinct --folded texts (stacks of several processes count once) */
+	uint64_t count, latency_ns; /* totals */
+	uint64_t lost; /* events of records userspace had no room for (CNT_LOST_FOLDED) */
+};
+typedef void (*kind_name_fn)(uint32_t kind, char *buf, size_t len);
+/* 0, or -ENOMEM (set then holds what was read before). */
+int read_stacks(struct session *s, kind_name_fn kind_name, struct stack_set *set);
+void free_stacks(struct stack_set *set);
+/* Folded lines "frame;frame;... WEIGHT": weight = count, or latency in ns (lines of weight 0
+ * left out), then, weighted by count, "[other] N" for the other events that were not kept in
+ * a line (other: CNT_LOST_FOLDED). Returns the number of lines. */
+int write_folded(FILE *out, const struct stack_set *set, bool latency, uint64_t other);
+
+#endif
