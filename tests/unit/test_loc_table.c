@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The userspace table of fault locations: counts added by key, build IDs replacing raw
- * addresses, growth, and the cap (lost counts, nothing dropped silently). */
+ * addresses, growth, and the lighter half given up when full (counted, never dropped
+ * silently). */
 #include <linux/bpf.h>
 #include <stdlib.h>
 
@@ -59,32 +60,83 @@ static void adds_by_key(void)
 	EXPECT(t.t.e == NULL && t.t.n == 0);
 }
 
-static void grows_then_caps(void)
+static uint64_t held_total(const struct location_table *t)
+{
+	uint64_t held = 0;
+
+	for (size_t i = 0; i < t->t.cap; i++) {
+		const struct location_slot *e = ktable_at(&t->t, i);
+
+		held += e ? e->loc.count : 0;
+	}
+	return held;
+}
+
+/*
+ * Full, the table gives up its lighter half: the heavy rows stay exact, a location new after
+ * that gets a row, and the rows plus lost add up to every count added.
+ */
+static void full_gives_up_lighter_half(void)
 {
 	struct location_table t = {0};
-	uint64_t total = 0, held = 0;
+	uint64_t total = 0;
+	const struct location_slot *e;
 
-	/* Past the cap: new keys are lost (their counts), known keys still count. */
+	for (__u64 i = 0; i < LOCATION_TABLE_MAX; i++) {
+		/* every 16th location heavy (100), the others light (1) */
+		struct location_slot s = slot(7, 0x1000 + i * 16, i % 16 ? 1 : 100, 0);
+
+		locations_add(&t, &s);
+		total += s.loc.count;
+	}
+	EXPECT_EQ_U64(t.t.n, LOCATION_TABLE_MAX);
+	EXPECT_EQ_U64(t.lost, 0);
+	EXPECT_EQ_U64(t.given_up, 0);
+
+	/* A late location, heavy from now on: the first of it makes room. */
+	for (int k = 0; k < 1000; k++) {
+		struct location_slot late = slot(8, 0x2000, 3, 0);
+
+		locations_add(&t, &late);
+		total += 3;
+	}
+	EXPECT_EQ_U64(t.given_up, LOCATION_TABLE_MAX - LOCATION_TABLE_MAX / 16);
+	EXPECT_EQ_U64(t.lost, LOCATION_TABLE_MAX - LOCATION_TABLE_MAX / 16);
+	EXPECT_EQ_U64(t.t.n, LOCATION_TABLE_MAX / 16 + 1);
+	e = find_key(&t, 8, 0x2000);
+	EXPECT(e && e->loc.count == 3000);
+	e = find_key(&t, 7, 0x1000 + 32 * 16);
+	EXPECT(e && e->loc.count == 100);
+	EXPECT(find_key(&t, 7, 0x1000 + 16) == NULL);
+	EXPECT_EQ_U64(held_total(&t) + t.lost, total);
+
+	/* Known keys still count; a location given up and seen again starts a new row. */
+	struct location_slot again = slot(7, 0x1000 + 16, 5, 0);
+
+	locations_add(&t, &again);
+	total += 5;
+	e = find_key(&t, 7, 0x1000 + 16);
+	EXPECT(e && e->loc.count == 5);
+	EXPECT_EQ_U64(held_total(&t) + t.lost, total);
+	locations_free(&t);
+}
+
+/* All rows alike (none above the median): all go, and the table keeps counting. */
+static void full_of_equals_starts_over(void)
+{
+	struct location_table t = {0};
+	uint64_t total = 0;
+
 	for (__u64 i = 0; i < LOCATION_TABLE_MAX + 100; i++) {
 		struct location_slot s = slot(7, 0x1000 + i * 16, 2, BPF_STACK_BUILD_ID_IP);
 
 		locations_add(&t, &s);
 		total += 2;
 	}
-	struct location_slot again = slot(7, 0x1000, 5, BPF_STACK_BUILD_ID_IP);
-
-	locations_add(&t, &again);
-	total += 5;
-	EXPECT_EQ_U64(t.t.n, LOCATION_TABLE_MAX);
-	EXPECT_EQ_U64(t.lost, 200);
-	for (size_t i = 0; i < t.t.cap; i++) {
-		const struct location_slot *e = ktable_at(&t.t, i);
-
-		held += e ? e->loc.count : 0;
-	}
-	EXPECT_EQ_U64(held + t.lost, total);
-	EXPECT(find_key(&t, 7, 0x1000) && find_key(&t, 7, 0x1000)->loc.count == 7);
+	EXPECT_EQ_U64(t.t.n, 100);
+	EXPECT_EQ_U64(t.lost, 2ull * LOCATION_TABLE_MAX);
+	EXPECT_EQ_U64(held_total(&t) + t.lost, total);
 	locations_free(&t);
 }
 
-TEST_MAIN(T(adds_by_key), T(grows_then_caps))
+TEST_MAIN(T(adds_by_key), T(full_gives_up_lighter_half), T(full_of_equals_starts_over))

@@ -91,6 +91,49 @@ void *ktable_at(const struct keyed_table *t, size_t i)
 	return i < t->cap && t->used[i] ? t->e + i * t->entry_size : NULL;
 }
 
+/*
+ * Open addressing has no delete: a place freed in the middle of a probe sequence would hide the
+ * keys placed after it. The kept entries are placed again in fresh arrays of the same size.
+ */
+size_t ktable_prune(struct keyed_table *t, bool (*keep)(const void *entry, void *arg),
+		    void (*drop)(const void *entry, void *arg), void *arg)
+{
+	unsigned char *e, *used;
+	size_t dropped = 0;
+
+	if (!t->cap)
+		return 0;
+	e = calloc(t->cap, t->entry_size);
+	used = calloc(t->cap, 1);
+	if (!e || !used) {
+		free(e);
+		free(used);
+		return 0;
+	}
+	for (size_t i = 0; i < t->cap; i++) {
+		const unsigned char *entry = t->e + i * t->entry_size;
+		size_t j;
+
+		if (!t->used[i])
+			continue;
+		if (!keep(entry, arg)) {
+			if (drop)
+				drop(entry, arg);
+			dropped++;
+			continue;
+		}
+		j = place(t, e, used, t->cap, entry);
+		memcpy(e + j * t->entry_size, entry, t->entry_size);
+		used[j] = 1;
+	}
+	free(t->e);
+	free(t->used);
+	t->e = e;
+	t->used = used;
+	t->n -= dropped;
+	return dropped;
+}
+
 void ktable_free(struct keyed_table *t)
 {
 	free(t->e);

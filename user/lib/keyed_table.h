@@ -3,7 +3,7 @@
  * Fixed-size entries found by their first key_size bytes, in an open-addressing table that
  * grows to max entries: what the BPF per-CPU slots and ring records hand to userspace (fault
  * locations, stacks by id, folded-stack counts) is added up here. Full, it finds the keys it
- * has and refuses new ones; its users count what was refused.
+ * has and refuses new ones; its users count what was refused, or prune it to make room.
  */
 #ifndef MMSCOPE_KEYED_TABLE_H
 #define MMSCOPE_KEYED_TABLE_H
@@ -30,6 +30,10 @@ void *ktable_get(struct keyed_table *t, const void *key, bool *created);
 void *ktable_find(const struct keyed_table *t, const void *key);
 /* Entry i (i < cap), or NULL when that place is free: for walking the table. */
 void *ktable_at(const struct keyed_table *t, size_t i);
+/* Keep the entries keep() says yes to, drop the others (drop() sees each first, when given):
+ * the number dropped. Nothing is dropped when memory runs out. */
+size_t ktable_prune(struct keyed_table *t, bool (*keep)(const void *entry, void *arg),
+		    void (*drop)(const void *entry, void *arg), void *arg);
 void ktable_free(struct keyed_table *t);
 
 #endif

@@ -337,7 +337,9 @@ static const struct {
 	{CNT_LOST_OPEN_FAULT, "open_faults", "per-thread open-fault slot not created"},
 	{CNT_LOST_STACK, "stacks", "stack not captured (none to unwind, or the ring full)"},
 	{CNT_LOST_PROC, "processes", "per-process map full (faults counts them in [other])"},
-	{CNT_LOST_LOCATION, "locations", "location map full or user frame unreadable"},
+	{CNT_LOST_LOCATION, "locations",
+	 "not at a kept location (the table full: its lighter half given up), or user frame "
+	 "unreadable"},
 	{CNT_LOST_FOLDED, "folded", "folded-stack counts: ring or table full"},
 	{CNT_LOST_TRACKED, "tracked_processes", "child not followed: tracked-process map full"},
 	{CNT_LOST_RINGBUF, "ringbuf", "ring-buffer records dropped"},
