@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
@@ -26,16 +25,13 @@
 #include "core/unwind.h"
 #include "cfi/cfi_cache.h"
 #include "core/session.h"
+#include "core/target.h"
 #include "out/faults_report.h"
 #include "core/mmap_log.h"
 #include "out/metrics.h"
 #include "out/report.h"
 #include "mmscope.skel.h"
 #include "mmscope_nocb.skel.h"
-
-#ifndef CGROUP2_SUPER_MAGIC
-#define CGROUP2_SUPER_MAGIC 0x63677270
-#endif
 
 _Static_assert((int)FORCE_FENTRY == (int)HM_FENTRY && (int)FORCE_KPROBE == (int)HM_KPROBE &&
 		       (int)FORCE_TP_BTF == (int)HM_TP_BTF && (int)FORCE_RAW_TP == (int)HM_RAW_TP &&
@@ -91,11 +87,6 @@ static void install_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL); /* EPIPE on write instead: ends quietly */
-}
-
-static int pidfd_open_(pid_t pid)
-{
-	return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
 /* ---- the traced command: forked first, held until the hooks are attached ---- */
@@ -332,7 +323,7 @@ static int open_counting(struct session *s, const char *event)
 		if (!(mask[cpu / 64] & (1ULL << (cpu % 64))))
 			continue;
 		if (s->opts->cgroup)
-			fd = (int)syscall(SYS_perf_event_open, &attr, s->cgroup_fd, cpu, -1,
+			fd = (int)syscall(SYS_perf_event_open, &attr, s->target.cgroup_fd, cpu, -1,
 					  PERF_FLAG_FD_CLOEXEC | PERF_FLAG_PID_CGROUP);
 		else
 			fd = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1,
@@ -367,39 +358,6 @@ static int open_counting(struct session *s, const char *event)
  * TID names it: a later thread given the same TID is not taken for it. 0 once it has exited
  * (gone, or a zombie leader waiting for its group).
  */
-/*
- * From /proc/ID/stat: the parent's pid (field 4) and the start time (field 22) of a process or
- * thread; 0, or -1 when it is gone or a zombie.
- */
-static int proc_stat_read(pid_t id, int *ppid, unsigned long long *start)
-{
-	char path[64], buf[1024];
-	const char *p;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", id);
-	if (read_small_file(path, buf, sizeof(buf)) <= 0)
-		return -1;
-	/* The name (field 2) may hold spaces and parentheses: fields count from the last ')'. */
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
-		return -1;
-	if (sscanf(p + 2, "%*c %d", ppid) != 1)
-		return -1;
-	for (int field = 2; field < 22 && p; field++) /* to the space before field 22 */
-		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p + 1, "%llu", start) != 1)
-		return -1;
-	return 0;
-}
-
-static unsigned long long thread_start_time(pid_t tid)
-{
-	unsigned long long start;
-	int ppid;
-
-	return proc_stat_read(tid, &ppid, &start) ? 0 : start;
-}
-
 /* Whether kernel-counted events can stand in for programs in this run (open_counting()). */
 static void perf_count_scope(struct session *s)
 {
@@ -700,7 +658,7 @@ static void configure(struct session *s)
 		struct stat st;
 
 		/* A cgroup v2 directory's inode number is its cgroup id (kernfs node id). */
-		if (fstat(s->cgroup_fd, &st) == 0)
+		if (fstat(s->target.cgroup_fd, &st) == 0)
 			sk->rodata->targ_cgroup_id = st.st_ino;
 	}
 }
@@ -815,116 +773,36 @@ static unsigned int wanted_events(const struct session *s)
 	return w;
 }
 
-struct proc_node {
-	int pid, ppid;
-	unsigned long long start;
-	int state; /* 0: not known yet; 1: a -p process or one of its descendants; 2: neither */
-};
-
-static int cmp_proc_node(const void *a, const void *b)
-{
-	const struct proc_node *x = a, *y = b;
-
-	return (x->pid > y->pid) - (x->pid < y->pid);
-}
-
-static struct proc_node *find_proc_node(struct proc_node *nodes, size_t n, int pid)
-{
-	struct proc_node key = {.pid = pid};
-
-	if (!nodes || !n)
-		return NULL;
-	return bsearch(&key, nodes, n, sizeof(*nodes), cmp_proc_node);
-}
-
-/* Up from p to the first process whose state is known (a -p process is 1, the top 2), then
- * that state down the path walked. */
-static int proc_node_state(struct proc_node *nodes, size_t n, struct proc_node *p)
-{
-	struct proc_node *q = p;
-	int state;
-
-	for (size_t steps = 0; q && !q->state && steps < n; steps++)
-		q = find_proc_node(nodes, n, q->ppid);
-	state = q && q->state ? q->state : 2;
-	for (q = p; q && !q->state;) {
-		q->state = state;
-		q = find_proc_node(nodes, n, q->ppid);
-	}
-	return state;
-}
-
 /*
  * -p PID means the process and its descendants: those running when the run starts are found
- * in /proc here, those forked later by the fork hook (unless --no-children). Called before
- * the hooks are attached, so that they count from the first event, and again after, for the
- * processes forked in between by a descendant not yet in tracked. A process that exits between
- * its /proc read and its insertion is taken out again: its pid could be a stranger's next.
- * The number added, or -errno.
+ * in /proc (target_descendants()), those forked later by the fork hook (unless --no-children).
+ * Called before the hooks are attached, so that they count from the first event, and again
+ * after, for the processes forked in between by a descendant not yet in tracked. A process that
+ * exits between its /proc read and its insertion is taken out again: its pid could be a
+ * stranger's next. The number added, or -errno.
  */
 static int add_descendants(struct session *s)
 {
-	struct proc_node *nodes = NULL, *grown;
-	size_t n = 0, cap = 0;
 	int fd = bpf_map__fd(s->skel->maps.tracked), added = 0;
-	struct dirent *de;
+	struct proc_id *ids;
+	int n = target_descendants(&s->target, &ids);
 	__u8 one = 1;
-	DIR *d;
 
-	if (!s->opts->npids || s->opts->no_children)
-		return 0;
-	d = opendir("/proc");
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		struct proc_node pn = {0};
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
+	if (n <= 0)
+		return n;
+	for (int i = 0; i < n; i++) {
+		__u32 pid = (__u32)ids[i].pid;
 
-		if (*end || pid <= 0 || proc_stat_read((pid_t)pid, &pn.ppid, &pn.start))
-			continue;
-		pn.pid = (int)pid;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 1024;
-			grown = realloc(nodes, cap * sizeof(*nodes));
-			if (!grown) {
-				free(nodes);
-				closedir(d);
-				return -ENOMEM;
-			}
-			nodes = grown;
-		}
-		nodes[n++] = pn;
-	}
-	closedir(d);
-	if (n)
-		qsort(nodes, n, sizeof(*nodes), cmp_proc_node);
-	for (int k = 0; k < s->opts->npids; k++) {
-		struct proc_node *root = find_proc_node(nodes, n, s->opts->pids[k]);
-
-		if (root)
-			root->state = 1;
-	}
-	for (size_t i = 0; i < n; i++) {
-		__u32 pid = (__u32)nodes[i].pid;
-		unsigned long long start;
-		bool listed = false;
-		int ppid;
-
-		for (int k = 0; k < s->opts->npids; k++)
-			listed |= nodes[i].pid == s->opts->pids[k];
-		if (listed || proc_node_state(nodes, n, &nodes[i]) != 1)
-			continue;
 		if (bpf_map_update_elem(fd, &pid, &one, BPF_NOEXIST))
 			continue; /* tracked already (or the map is full: the fork hook counts that)
 				   */
-		if (proc_stat_read(nodes[i].pid, &ppid, &start) || start != nodes[i].start) {
+		if (!proc_id_same(&ids[i])) {
 			bpf_map_delete_elem(fd, &pid);
 			continue;
 		}
 		added++;
 	}
-	free(nodes);
+	free(ids);
 	if (added)
 		/* the BPF side's cached decisions (tgid_tracked()) are stale */
 		__atomic_fetch_add(&s->skel->bss->tracked_gen, 1, __ATOMIC_SEQ_CST);
@@ -953,7 +831,7 @@ static int populate_filters(struct session *s)
 		__u32 zero = 0;
 
 		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.cgroup_filter), &zero,
-					&s->cgroup_fd, BPF_ANY))
+					&s->target.cgroup_fd, BPF_ANY))
 			return -errno;
 	}
 	return 0;
@@ -1536,9 +1414,8 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 	s->progs.stats_fd = -1;
 	s->opts = opts;
 	s->cfg = *cfg;
-	s->child_go_fd = s->child_err_fd = s->cgroup_fd = -1;
-	for (int i = 0; i < MAX_TARGET_PIDS; i++)
-		s->pidfds[i] = -1;
+	s->child_go_fd = s->child_err_fd = -1;
+	target_init(&s->target, opts);
 	libbpf_set_print(libbpf_print_fn);
 	install_signals();
 
@@ -1570,34 +1447,8 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 			"(see docs/kernels.md: kernels without BTF)");
 		return -1;
 	}
-	if (opts->cgroup) {
-		struct statfs sfs;
-
-		s->cgroup_fd = open(opts->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (s->cgroup_fd < 0 || fstatfs(s->cgroup_fd, &sfs) ||
-		    sfs.f_type != CGROUP2_SUPER_MAGIC) {
-			err_msg("-c %s: not a cgroup v2 directory (give a path under "
-				"/sys/fs/cgroup)",
-				opts->cgroup);
-			return -1;
-		}
-	}
-	for (int i = 0; i < opts->npids; i++) {
-		s->pidfds[i] = pidfd_open_(opts->pids[i]);
-		if (s->pidfds[i] < 0) {
-			err_msg("-p %d: %s", opts->pids[i],
-				errno == ESRCH ? "no such process" : strerror(errno));
-			return -1;
-		}
-	}
-	s->pids_alive = opts->npids;
-	if (opts->tid) {
-		s->tid_start = thread_start_time(opts->tid);
-		if (!s->tid_start) {
-			err_msg("-t %d: no such thread (or it has exited)", opts->tid);
-			return -1;
-		}
-	}
+	if (target_open(&s->target))
+		return -1;
 	/* Filled by prepare_symbols(), once the hooks are attached. */
 	if (cfg->stacks || cfg->tlb_stacks || cfg->locations)
 		s->usyms = usyms_new();
@@ -1809,10 +1660,21 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 	return 0;
 }
 
+/* A -p process exited: its pid leaves the filter before a stranger can be given it. */
+static void pid_gone(pid_t tgid, void *arg)
+{
+	struct session *s = arg;
+	__u32 pid = (__u32)tgid;
+
+	if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.tracked), &pid) == 0)
+		/* the BPF side's cached decisions (tgid_tracked()) are stale */
+		__atomic_fetch_add(&s->skel->bss->tracked_gen, 1, __ATOMIC_SEQ_CST);
+}
+
 static bool targets_gone(struct session *s)
 {
 	/* -t: the run ends when its thread does. */
-	if (s->tid_start && thread_start_time(s->opts->tid) != s->tid_start)
+	if (target_thread_gone(&s->target))
 		return true;
 	if (s->child > 0 && !s->child_exited) {
 		int status;
@@ -1826,30 +1688,8 @@ static bool targets_gone(struct session *s)
 			return true;
 		return false; /* with -- the command's life is the run's */
 	}
-	if (s->opts->npids) {
-		int alive = 0;
-
-		for (int i = 0; i < s->opts->npids; i++) {
-			struct pollfd p = {.fd = s->pidfds[i], .events = POLLIN};
-			__u32 pid = (__u32)s->opts->pids[i];
-
-			if (s->pidfds[i] < 0)
-				continue;
-			if (poll(&p, 1, 0) == 0) {
-				alive++;
-				continue;
-			}
-			/* It exited (possibly before we attached: a zombie's exit event came before
-			 * our hooks). Forget its pid now, before it can be reused by a stranger. */
-			if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.tracked), &pid) == 0)
-				/* the BPF side's cached decisions (tgid_tracked()) are stale */
-				__atomic_fetch_add(&s->skel->bss->tracked_gen, 1, __ATOMIC_SEQ_CST);
-			close(s->pidfds[i]);
-			s->pidfds[i] = -1;
-		}
-		s->pids_alive = alive;
-		return alive == 0;
-	}
+	if (s->opts->npids)
+		return target_poll_pids(&s->target, pid_gone, s) == 0;
 	return false;
 }
 
@@ -2193,14 +2033,10 @@ int session_close(struct session *s, int status)
 	detach_all(s);
 	free(s->links);
 	free(s->counters);
-	for (int i = 0; i < MAX_TARGET_PIDS; i++)
-		if (s->pidfds[i] >= 0)
-			close(s->pidfds[i]);
 	for (int h = 0; h < 4; h++)
 		for (int i = 0; i < s->hw[h].nfds; i++)
 			close(s->hw[h].fds[i]);
-	if (s->cgroup_fd >= 0)
-		close(s->cgroup_fd);
+	target_close(&s->target);
 	unwind_tables_free(s->unwind);
 	usyms_free(s->usyms);
 	locations_free(&s->locs);

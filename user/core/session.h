@@ -18,6 +18,7 @@
 #include "core/stack_table.h"
 #include "cmd/opts.h"
 #include "core/prog_stats.h"
+#include "core/target.h"
 #include "sym/sym.h"
 #include "lib/util.h"
 #include "bpf/mmscope.h"
@@ -78,11 +79,8 @@ struct session {
 	int child_go_fd, child_err_fd;
 	int child_status;
 	bool child_exited;
-	int pidfds[MAX_TARGET_PIDS];
-	int pids_alive;
-	int descendants; /* -p: descendants found running at the start (add_descendants()) */
-	unsigned long long tid_start; /* -t: the thread's start time, to see it end */
-	int cgroup_fd;
+	struct target target; /* -p, -t, -c: checked and held (core/target.h) */
+	int descendants;      /* -p: descendants found running at the start (add_descendants()) */
 
 	uint64_t t_start, t_end;
 	/* Faults open when the hooks were detached (session_open_faults()). */
