@@ -181,7 +181,7 @@ int run_tracing(struct mm_opts *opts, const struct tracing_spec *sp)
 		int err;
 
 		folded_session = &s;
-		err = read_stacks(&s, kind_name_trampoline, &set);
+		err = read_stacks(&s, kind_name_trampoline, opts->svg || opts->pprof, &set);
 		st.c[CNT_LOST_FOLDED] += set.lost;
 		if (err)
 			err_msg("reading the stacks: %s", strerror(-err));

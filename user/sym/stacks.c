@@ -518,7 +518,7 @@ static char *folded_text(const struct stack_frame *f, int n)
 	return b.p;
 }
 
-int read_stacks(struct session *s, kind_name_fn kind_name, struct stack_set *set)
+int read_stacks(struct session *s, kind_name_fn kind_name, bool with_frames, struct stack_set *set)
 {
 	static struct frame_list l;
 	struct stack_record *recs = NULL;
@@ -556,10 +556,10 @@ int read_stacks(struct session *s, kind_name_fn kind_name, struct stack_set *set
 		}
 		r = l.failed ? NULL : &recs[n];
 		if (r) {
-			r->frames = malloc((size_t)l.n * sizeof(*r->frames));
+			r->frames = with_frames ? malloc((size_t)l.n * sizeof(*r->frames)) : NULL;
 			r->folded = folded_text(l.f, l.n);
 		}
-		if (!r || !r->frames || !r->folded) {
+		if (!r || (with_frames && !r->frames) || !r->folded) {
 			if (r) {
 				free(r->frames);
 				free(r->folded);
@@ -567,8 +567,9 @@ int read_stacks(struct session *s, kind_name_fn kind_name, struct stack_set *set
 			err = -ENOMEM;
 			break;
 		}
-		memcpy(r->frames, l.f, (size_t)l.n * sizeof(*r->frames));
-		r->nframes = l.n;
+		if (with_frames)
+			memcpy(r->frames, l.f, (size_t)l.n * sizeof(*r->frames));
+		r->nframes = with_frames ? l.n : 0;
 		r->pid = fe->key.tgid;
 		r->count = v.count;
 		r->latency_ns = v.latency_ns;

@@ -48,8 +48,10 @@ struct stack_set {
 	uint64_t lost; /* events of records userspace had no room for (CNT_LOST_FOLDED) */
 };
 typedef void (*kind_name_fn)(uint32_t kind, char *buf, size_t len);
-/* 0, or -ENOMEM (set then holds what was read before). */
-int read_stacks(struct session *s, kind_name_fn kind_name, struct stack_set *set);
+/* 0, or -ENOMEM (set then holds what was read before). The records' frames only with_frames
+ * (for --svg and --pprof; NULL otherwise): --folded needs the text alone, and a host-wide run's
+ * tens of thousands of stacks would otherwise take mmscope tens of MB and as many page faults. */
+int read_stacks(struct session *s, kind_name_fn kind_name, bool with_frames, struct stack_set *set);
 void free_stacks(struct stack_set *set);
 /* Folded lines "frame;frame;... WEIGHT": weight = count, or latency in ns (lines of weight 0
  * left out), then, weighted by count, "[other] N" for the other events that were not kept in
