@@ -271,30 +271,6 @@ void free_locations(struct location_row *rows, int n)
 
 /* ---- folded stacks: one walk of the BPF maps gives the records of --folded and --svg ---- */
 
-struct sbuf {
-	char *p;
-	size_t len, cap;
-	bool failed;
-};
-
-static void sb_add(struct sbuf *b, const char *s, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = (b->cap ? b->cap * 2 : 256) + n;
-		char *np = realloc(b->p, cap);
-
-		if (!np) {
-			b->failed = true;
-			return;
-		}
-		b->p = np;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
 /* BPF, tracing and perf plumbing between the hooked event and the program: not the
  * workload's code path, so not shown. */
 static bool infra_frame(const char *name)
@@ -494,28 +470,39 @@ static void key_frames(struct session *s, const struct folded_key *key, kind_nam
 	fl_add(l, kind, key->kind & KIND_TLB ? FRAME_TLB : FRAME_FAULT);
 }
 
-/* The --folded text of a stack: escaped frames joined by ';'. NULL without memory. */
+/*
+ * The --folded text of a stack: escaped frames joined by ';'. NULL without memory. Sized
+ * first and allocated once: grown by doubling, the texts of a host-wide run (tens of thousands,
+ * ~1 KB each) took mmscope twice the pages, each a page fault.
+ */
 static char *folded_text(const struct stack_frame *f, int n)
 {
-	struct sbuf b = {0};
+	char *esc[sizeof(((struct frame_list *)0)->f) / sizeof(((struct frame_list *)0)->f[0])];
+	size_t len = 0, at = 0;
+	char *text = NULL;
+	int i;
 
-	for (int i = 0; i < n; i++) {
-		char *e = folded_escape(f[i].name, strlen(f[i].name));
+	for (i = 0; i < n; i++) {
+		esc[i] = folded_escape(f[i].name, strlen(f[i].name));
+		if (!esc[i])
+			goto out;
+		len += strlen(esc[i]) + 1; /* and its ';', or the final NUL */
+	}
+	text = malloc(len ? len : 1);
+	if (!text)
+		goto out;
+	text[0] = '\0';
+	for (int k = 0; k < n; k++) {
+		size_t el = strlen(esc[k]);
 
-		if (!e) {
-			b.failed = true;
-			break;
-		}
-		if (i)
-			sb_add(&b, ";", 1);
-		sb_add(&b, e, strlen(e));
-		free(e);
+		memcpy(text + at, esc[k], el);
+		at += el;
+		text[at++] = k + 1 < n ? ';' : '\0';
 	}
-	if (b.failed) {
-		free(b.p);
-		return NULL;
-	}
-	return b.p;
+out:
+	while (i-- > 0)
+		free(esc[i]);
+	return text;
 }
 
 int read_stacks(struct session *s, kind_name_fn kind_name, bool with_frames, struct stack_set *set)
