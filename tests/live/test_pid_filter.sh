@@ -138,7 +138,10 @@ if command -v stress-ng >/dev/null; then
 			wait_for 60 grep -q '^Tracing ' "$TMP/d.err"
 			perf stat -x, -e page-faults -p "$worker" -o "$TMP/d.perf" &
 			pf=$!
-			sleep 1 # perf stat -p has no start line; it attaches within this on a busy host
+			# perf stat -p has no start line: its counting event open on the worker says it
+			# is attached (1 s was not always enough on a loaded host: perf counted 0)
+			wait_for 30 sh -c "ls -l /proc/$pf/fd 2>/dev/null | grep -q perf_event"
+			sleep 0.5
 			kill -CONT "$worker"
 			sleep 1
 			kill -STOP "$worker"
