@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The userspace table of stacks by id: one copy per id (the first), lookups through growth,
- * and the cap (stacks beyond it counted as dropped, never stored half). */
+ * and the cap (stacks beyond it counted as dropped, never stored half). The folded-stack
+ * counts: the records of processes gone merged by command and stacks, counts exact. */
 #include <linux/bpf.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "test.h"
 #include "core/stack_table.h"
@@ -62,4 +64,71 @@ static void grows_then_caps(void)
 	stacks_free(&t);
 }
 
-TEST_MAIN(T(copies_by_id), T(grows_then_caps))
+/* Odd tgids are gone, even ones live. */
+static bool odd_gone(uint32_t tgid)
+{
+	return tgid & 1;
+}
+
+static struct folded_key fkey(uint32_t tgid, uint64_t ustack, const char *comm)
+{
+	struct folded_key k = {.tgid = tgid, .kind = 3, .user_stack = ustack, .kernel_stack = 7};
+
+	strncpy(k.comm, comm, sizeof(k.comm));
+	return k;
+}
+
+static const struct folded_entry *ffind(const struct folded_table *t, struct folded_key k)
+{
+	return ktable_find(&t->t, &k);
+}
+
+static void folded_merges_processes_gone(void)
+{
+	struct folded_table t = {.gone = odd_gone};
+	struct folded_value v = {.count = 2, .latency_ns = 10};
+	uint64_t total = 0, held = 0;
+	const struct folded_entry *e;
+
+	/* 3000 short processes of one command, the same two stacks each; 10 live ones too */
+	for (uint32_t pid = 1; pid < 6000; pid += 2) {
+		struct folded_key a = fkey(pid, 0x101, "true"), b = fkey(pid, 0x201, "true");
+
+		folded_table_add(&t, &a, &v);
+		folded_table_add(&t, &b, &v);
+		total += 4;
+	}
+	for (uint32_t pid = 2; pid <= 20; pid += 2) {
+		struct folded_key a = fkey(pid, 0x101, "true");
+
+		folded_table_add(&t, &a, &v);
+		total += 2;
+	}
+	/* Past FOLDED_MERGE_FIRST records the processes gone were merged: room stays. */
+	EXPECT(t.merged > 0);
+	folded_table_merge_gone(&t);
+	e = ffind(&t, fkey(0, 0x101, "true"));
+	EXPECT(e && e->v.count == 6000 && e->v.latency_ns == 30000 && (e->sym_tgid & 1));
+	e = ffind(&t, fkey(0, 0x201, "true"));
+	EXPECT(e && e->v.count == 6000);
+	e = ffind(&t, fkey(4, 0x101, "true")); /* a live process keeps its own record */
+	EXPECT(e && e->v.count == 2 && e->sym_tgid == 0);
+	EXPECT(ffind(&t, fkey(5, 0x101, "true")) == NULL);
+	EXPECT_EQ_U64(t.t.n, 2 + 10);
+	for (size_t i = 0; i < t.t.cap; i++) {
+		e = ktable_at(&t.t, i);
+		held += e ? e->v.count : 0;
+	}
+	EXPECT_EQ_U64(held + t.lost, total);
+	EXPECT_EQ_U64(t.lost, 0);
+	/* Another command's stacks stay apart. */
+	struct folded_key other = fkey(7, 0x101, "sh");
+
+	folded_table_add(&t, &other, &v);
+	folded_table_merge_gone(&t);
+	e = ffind(&t, fkey(0, 0x101, "sh"));
+	EXPECT(e && e->v.count == 2 && e->sym_tgid == 7);
+	folded_table_free(&t);
+}
+
+TEST_MAIN(T(copies_by_id), T(grows_then_caps), T(folded_merges_processes_gone))

@@ -427,6 +427,41 @@ def accounted_bpf_ns(d, floors, median):
     return raw, net
 
 
+def load_soak(out):
+    """tools/bench/soak.sh's samples and mmscope's JSON, or None when the soak did not run."""
+    tsv, js = os.path.join(out, "soak.tsv"), os.path.join(out, "soak.json")
+    if not (os.path.exists(tsv) and os.path.exists(js)):
+        return None
+    rows = []
+    with open(tsv) as f:
+        f.readline()
+        for line in f:
+            t, rss, maps, procs = line.rstrip("\n").split("\t")
+            if rss and maps:
+                rows.append((int(t), int(rss), int(maps), int(procs or 0)))
+    try:
+        d = json.load(open(js))
+    except ValueError:
+        return None
+    if len(rows) < 3:
+        return None
+    pick = [rows[len(rows) // 10], rows[len(rows) // 2], rows[-1]]
+    try:
+        mm_pid = int(open(os.path.join(out, "soak.pid")).read())
+    except (OSError, ValueError):
+        mm_pid = None
+    fa = d["faults"]
+    total = fa["user"] + fa["kernel"]
+    late = [r for r in fa["by_process"] if r["comm"] == "page_touch" and r["write"] >= 100000]
+    return {"seconds": rows[-1][0], "processes": rows[-1][3],
+            "rss_kb": [r[1] for r in pick], "map_kb": [r[2] for r in pick],
+            "total": total,
+            "by_process_sum": sum(r["user"] + r["kernel"] for r in fa["by_process"]),
+            "locations_sum": sum(r["count"] for r in fa["top_locations"]),
+            "late_writes": max((r["write"] for r in late), default=0),
+            "self_row": any(r["pid"] == mm_pid for r in fa["by_process"])}
+
+
 def load_profile(out, workloads):
     prof = {}
     for path in sorted(glob.glob(os.path.join(out, "profile", "*.bpf.json"))):
@@ -666,6 +701,23 @@ def main():
                 mode,
                 "%.0f / %.0f / %.0f" % (s["min"] / 1e6, s["median"] / 1e6, s["max"] / 1e6) if s else "n/a",
                 *("%.0f" % x if x is not None else "-" for x in ph)))
+
+    # ---- the soak: host-wide for a long while, short processes coming and going ----
+    soak = load_soak(out)
+    res["soak"] = soak
+    if soak:
+        P()
+        P("soak (tools/bench/soak.sh): mmscope faults --json --pprof host-wide for %d s; %d short processes"
+          % (soak["seconds"], soak["processes"]))
+        P("(fork_exec rounds of /bin/true), page_touch every 10 s, one heavy page_touch in the last tenth")
+        P("  %-26s %10s %10s %10s" % ("", "at 1/10", "at 1/2", "at end"))
+        P("  %-26s %10s %10s %10s" % ("mmscope VmRSS (MB)", *("%.1f" % (x / 1024) for x in soak["rss_kb"])))
+        P("  %-26s %10s %10s %10s" % ("its BPF maps, memlock (MB)", *("%.1f" % (x / 1024) for x in soak["map_kb"])))
+        P("  rows add up: by_process %s, top_locations %s (rows vs user + kernel = %d)"
+          % (soak["by_process_sum"], soak["locations_sum"], soak["total"]))
+        P("  the heavy late process: %s; mmscope in its own rows: %s"
+          % ("its row has %d writes" % soak["late_writes"] if soak["late_writes"] else "no row",
+             "yes" if soak["self_row"] else "no"))
 
     # ---- profile pass ----
     prof = load_profile(out, workloads)
@@ -1020,6 +1072,17 @@ def main():
                a_["min"] < TARGET_STARTUP_MS,
                "attach min %.0f ms, median %.0f ms; start+teardown min %.0f ms"
                % (a_["min"], a_["median"], s["wall_net_ms"]["min"] if s.get("wall_net_ms") else -1))
+    if soak:
+        r10, r50, rend = soak["rss_kb"]
+        target("soak: memory flat (RSS at the end within 10%% of mid-run, map memory unchanged)",
+               rend <= r50 * 1.10 and soak["map_kb"][1] == soak["map_kb"][2],
+               "RSS %.1f / %.1f / %.1f MB at 1/10, 1/2, end; maps %.1f / %.1f / %.1f MB"
+               % (r10 / 1024, r50 / 1024, rend / 1024, *(x / 1024 for x in soak["map_kb"])))
+        target("soak: the rows add up and the heavy late process has its row",
+               soak["by_process_sum"] == soak["total"] and soak["locations_sum"] == soak["total"]
+               and soak["late_writes"] >= 100000 and not soak["self_row"],
+               "by_process %d, top_locations %d, total %d; late process %d writes"
+               % (soak["by_process_sum"], soak["locations_sum"], soak["total"], soak["late_writes"]))
     rss = [(w, c, prof[w][c]["peak_rss_kb"]) for w in prof for c in MM
            if c in prof[w] and prof[w][c].get("peak_rss_kb")]
     if rss:

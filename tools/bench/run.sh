@@ -4,12 +4,13 @@
 # See tools/bench/README.md for the method and how to read the output.
 #
 #   tools/bench/run.sh [--quick] [-n RUNS] [-w WORKLOADS] [-c CONFIGS] [--no-profile]
-#                      [--no-startup] [--keep-bpf-stats] [--out DIR]   (make bench: no options)
+#                      [--no-startup] [--soak SECONDS] [--keep-bpf-stats] [--out DIR]
+#                      (make bench: no options)
 #
 # Environment (each also a default for the option): RUNS, WORKLOADS, CONFIGS, OUT,
 # PT_ARGS EL_ARGS FE_ARGS MP_ARGS TS_ARGS (each workload's arguments), PAUSE_MS (profile pass:
 # the workload's --pause-before-ms, within which it is stopped until mmscope is attached),
-# STARTUP_RUNS, TIMEOUT (seconds per run), MMSCOPE, PERF, BPFTRACE, BPFTOOL.
+# STARTUP_RUNS, SOAK_SECONDS, TIMEOUT (seconds per run), MMSCOPE, PERF, BPFTRACE, BPFTOOL.
 #
 # Exit status: 0 when it measured (targets missed or not: see the report), 1 when it could not.
 set -u
@@ -18,7 +19,7 @@ here=$top/tools/bench
 BUILD=${BUILD:-$top/build}
 
 usage() {
-	sed -n '3,12p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '3,13p' "$0" | sed 's/^# \{0,1\}//'
 	cat <<'EOF'
 
   --quick           3 runs, smaller workloads, 3 start-up runs (about 5 minutes)
@@ -29,6 +30,8 @@ usage() {
                     (base is always run)
       --no-profile  skip the profile pass (BPF run time per program, RSS, map memory)
       --no-startup  skip the start-up measurement
+      --soak SECONDS  host-wide soak with short processes coming and going, memory sampled
+                    (tools/bench/soak.sh; default 1800, 0 with --quick; 0: none)
       --keep-bpf-stats  leave kernel.bpf_stats_enabled as found during the timed runs
                     (default: 0 while timing, since it adds two clock reads to every BPF
                     program run; the value found is restored at the end in every case)
@@ -60,6 +63,7 @@ while [ $# -gt 0 ]; do
 	-c | --configs) CONFIGS=$2; shift ;;
 	--no-profile) PROFILE=0 ;;
 	--no-startup) STARTUP=0 ;;
+	--soak) SOAK_SECONDS=$2; shift ;;
 	--keep-bpf-stats) KEEP_STATS=1 ;;
 	--judge-wall) JUDGE=wall ;;
 	--out) OUT=$2; shift ;;
@@ -72,11 +76,11 @@ done
 # ---- sizes: each loop ~0.3-0.6 s alone on the 2-CPU VM (a fault costs 5-50 us there, an exec
 # 7-13 ms, a fork+exec round 18-27 ms); a tracer's start-up adds 0.5-3 s to each run ----
 if [ "$QUICK" = 1 ]; then
-	: "${RUNS:=3}" "${STARTUP_RUNS:=3}" "${PAUSE_MS:=500}"
+	: "${RUNS:=3}" "${STARTUP_RUNS:=3}" "${PAUSE_MS:=500}" "${SOAK_SECONDS:=0}"
 	: "${PT_ARGS:=-w 4000 -r 4000}" "${EL_ARGS:=25}" "${FE_ARGS:=-n 10}"
 	: "${MP_ARGS:=--single -s 16M -i 5}" "${TS_ARGS:=-t 1500}"
 else
-	: "${RUNS:=9}" "${STARTUP_RUNS:=5}" "${PAUSE_MS:=500}"
+	: "${RUNS:=9}" "${STARTUP_RUNS:=5}" "${PAUSE_MS:=500}" "${SOAK_SECONDS:=1800}"
 	: "${PT_ARGS:=-w 8000 -r 8000}" "${EL_ARGS:=50}" "${FE_ARGS:=-n 20}"
 	: "${MP_ARGS:=--single -s 32M -i 6}" "${TS_ARGS:=-t 3000}"
 fi
@@ -451,6 +455,15 @@ if [ "$PROFILE" = 1 ]; then
 		say "  $w $c: done"
 	done
 	sysctl -q -w kernel.bpf_stats_enabled="$stats_orig"
+fi
+
+# ---- the soak: host-wide, memory sampled while short processes come and go ----
+rm -f "$OUT"/soak.*
+if [ "${SOAK_SECONDS:-0}" -gt 0 ]; then
+	say "bench: soak, host-wide for $SOAK_SECONDS s (tools/bench/soak.sh)"
+	for w in fork_exec page_touch; do [ -x "$BIN/$w" ] || cp "$BUILD/workloads/$w" "$BIN/$w"; done
+	MMSCOPE=$MM BIN=$BIN "$here/soak.sh" "$SOAK_SECONDS" "$OUT" ||
+		say "  soak: mmscope did not finish (see $OUT/soak.stderr)"
 fi
 
 t_end=$(now_ns)

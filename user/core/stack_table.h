@@ -38,21 +38,35 @@ void stacks_free(struct stack_table *t);
  * Folded-stack counts by key: what the BPF per-CPU slots give up (REC_FOLDED records,
  * bpf/state.bpf.h folded_add()) and, once the hooks are detached, the slots still held. Up
  * to FOLDED_TABLE_MAX records; the events of records beyond are counted lost.
+ *
+ * A host where short processes come and go (builds, scripts) gives each its own records of
+ * the same few stacks: they filled the table in a minute and took mmscope's memory with them.
+ * So, whenever the table has doubled since the last look, the records of processes gone
+ * (kill(tgid, 0): ESRCH) are merged by command and stacks under tgid 0. A merged record
+ * keeps one of its processes in sym_tgid, whose recorded mappings name its user frames: a
+ * stack's id is a hash of its frames, and equal raw addresses in processes of one command
+ * are the same code.
  */
 #define FOLDED_TABLE_MAX (1u << 20)
 
 struct folded_entry {
 	struct folded_key key;
 	struct folded_value v;
+	uint32_t sym_tgid; /* key.tgid 0 (processes gone, merged): one of them */
 };
 
 struct folded_table {
-	struct keyed_table t; /* struct folded_entry by key; set up by the first add */
-	uint64_t lost;	      /* events of records there was no room for */
+	struct keyed_table t;	     /* struct folded_entry by key; set up by the first add */
+	uint64_t lost;		     /* events of records there was no room for */
+	size_t next_merge;	     /* records at which processes gone are next merged */
+	uint64_t merged;	     /* records of processes gone merged into others */
+	bool (*gone)(uint32_t tgid); /* NULL: kill(tgid, 0) says ESRCH (tests set their own) */
 };
 
 void folded_table_add(struct folded_table *t, const struct folded_key *key,
 		      const struct folded_value *v);
+/* Merge the records of processes gone (see above): the number of records that went. */
+size_t folded_table_merge_gone(struct folded_table *t);
 void folded_table_free(struct folded_table *t);
 
 #endif

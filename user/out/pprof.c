@@ -569,9 +569,12 @@ static void write_sample(struct pprof *pp, struct pb_buf *out, const struct stac
 	if (r->frames[0].type == FRAME_PROCESS)
 		add_label_str(pp, sample, label, "comm", r->frames[0].name,
 			      strlen(r->frames[0].name));
-	pb_field_varint(label, LABEL_KEY, pb_cstr(&pp->st, "pid"));
-	pb_field_varint(label, LABEL_NUM, r->pid);
-	pb_field_message(sample, SAMPLE_LABEL, label);
+	/* pid 0: processes gone, merged by command (core/stack_table.h): no one pid. */
+	if (r->pid) {
+		pb_field_varint(label, LABEL_KEY, pb_cstr(&pp->st, "pid"));
+		pb_field_varint(label, LABEL_NUM, r->pid);
+		pb_field_message(sample, SAMPLE_LABEL, label);
+	}
 	pb_field_message(out, PROFILE_SAMPLE, sample);
 }
 

@@ -403,8 +403,8 @@ static int cmp_record(const void *a, const void *b)
 }
 
 /* The frames of one folded key: comm, user stack, kernel stack, event kind. */
-static void key_frames(struct session *s, const struct folded_key *key, kind_name_fn kind_name,
-		       struct frame_list *l)
+static void key_frames(struct session *s, const struct folded_key *key, uint32_t tgid,
+		       kind_name_fn kind_name, struct frame_list *l)
 {
 	const struct kernel_stack *ks = stacks_find(&s->kstacks, key->kernel_stack);
 	const struct user_stack *us = stacks_find(&s->ustacks, key->user_stack);
@@ -433,7 +433,7 @@ static void key_frames(struct session *s, const struct folded_key *key, kind_nam
 		}
 		/* Frames above the leaf are return addresses: the call is the byte before, which
 		 * may be the end of another function. */
-		resolve_user_retry(s, key->tgid, (uint32_t)us->f[i].status, us->f[i].build_id,
+		resolve_user_retry(s, tgid, (uint32_t)us->f[i].status, us->f[i].build_id,
 				   us->f[i].offset_or_ip - (i > 0), &u);
 		frame_set_user(l,
 			       fl_add(l, user_frame_name(&u, unnamed, sizeof(unnamed)),
@@ -529,7 +529,7 @@ int read_stacks(struct session *s, kind_name_fn kind_name, bool with_frames, str
 		if (!fe)
 			continue;
 		v = fe->v;
-		key_frames(s, &fe->key, kind_name, &l);
+		key_frames(s, &fe->key, fe->key.tgid ? fe->key.tgid : fe->sym_tgid, kind_name, &l);
 		if (n == cap) {
 			int ncap = cap ? cap * 2 : 256;
 			struct stack_record *nr = realloc(recs, (size_t)ncap * sizeof(*nr));
