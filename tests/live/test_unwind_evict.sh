@@ -12,8 +12,8 @@
 # most by bytes, so without eviction the later ones are left out.
 #  1. one after another: every copy gets its table (files_over_budget 0), at least N - 3 are
 #     evicted, and the tables loaded add up to more than the budget; deep_stack, run last, has
-#     its stacks whole (tests/live/test_unwind.sh's oracle: its own expected chains), its
-#     table placed in the space evicted tables left;
+#     its stacks whole (tests/live/test_unwind.sh's oracle: its own expected chains) in the
+#     arrays the evictions left with holes;
 #  2. all at once (each alive while the others load): nothing they map is evicted, and the
 #     copies that do not fit are left out (files_over_budget > 0).
 . "$(dirname "$0")/lib.sh"
@@ -75,8 +75,8 @@ if [ $rc -ne 0 ] || ! grep -q '^expect ' "$TMP/ds.out"; then
 	fail "unwind eviction: mmscope faults --folded ran (exit $rc: $(one_line "$TMP/seqf.err"))"
 	exit 0
 fi
-line=$(grep 'tables:' "$TMP/seqf.err")
-echo "# -v:$line"
+line=$(grep '^  tables:' "$TMP/seqf.err")
+echo "# -v: $line"
 ok "unwind eviction: -v says how many tables were evicted" "$(one_line "$TMP/seqf.err")" \
 	grep -qE 'tables: .* [1-9][0-9]* evicted \([0-9.]+ MB\)' <<<"$line"
 n_exp=0 n_exact=0 n_rooted=0

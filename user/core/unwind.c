@@ -426,8 +426,11 @@ static struct unwind_file_key *mapped_files(size_t *n)
  * Evict the tables of the files no process maps, as the host's maps say now. A file is kept
  * while any process maps it, traced or not (a superset of the traced ones, read from /proc:
  * the mmap records carry build IDs, not inodes, and nothing records an munmap), so a stack
- * walked through a file a target maps never loses its table. A file loaded after the maps
- * were read is kept: its mapper may not have been listed.
+ * walked through a file a target maps never loses its table. A table loaded in the last
+ * UNWIND_SWEEP_NS is kept: its file was just met in a process, whose exec or mmap may not show
+ * in its maps yet. A process that maps a file after its maps were read has its walks ask for
+ * the file again once it is evicted (frames of that moment walked by frame pointer, counted as
+ * table_loading).
  *
  * Why the space can be reused safely while walks run on other CPUs: the file's key is deleted
  * from the map of files first, so no walk starting after that finds the table; a walk that
@@ -436,8 +439,11 @@ static struct unwind_file_key *mapped_files(size_t *n)
  * is held UNWIND_GRACE_NS, and only then given to another file's table, by a later pass. Were
  * a walk ever slower than that (preempted on a kernel that lets tracing programs be), it would
  * read another file's rows: every index it computes is bounded by the arrays and the entry it
- * holds, so the worst is a wrong frame, never a fault. A process mapping the file again later
- * has its walks ask for it, and it is loaded again.
+ * holds, so the worst is a wrong frame, never a fault. (A map-in-map update would wait for
+ * running programs, synchronize_rcu(), but costs a map of maps for what time does here.) The
+ * per-CPU cache of recent frames (unwind_pcs) holds copies of rules, not indexes into the
+ * arrays, so nothing else points into the space. A process mapping the file again later has
+ * its walks ask for it, and it is loaded again.
  */
 static void evict(struct unwind_tables *u)
 {
@@ -452,7 +458,8 @@ static void evict(struct unwind_tables *u)
 	for (size_t i = 0; i < u->nloaded; i++) {
 		struct loaded *l = &u->loaded[i];
 
-		if (l->ns >= now || bsearch(&l->key, mapped, nmapped, sizeof(*mapped), cmp_key) ||
+		if (now - l->ns < UNWIND_SWEEP_NS ||
+		    bsearch(&l->key, mapped, nmapped, sizeof(*mapped), cmp_key) ||
 		    (bpf_map_delete_elem(u->files_fd, &l->key) && errno != ENOENT)) {
 			u->loaded[kept++] = *l;
 			continue;
