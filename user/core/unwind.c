@@ -2,9 +2,10 @@
 /*
  * Loading DWARF unwind tables for the BPF walker (bpf/unwind_walk.bpf.h).
  *
- * Each array (rows, page index, rules) is packed file after file with no gap (user/core/extent.c
- * hands out the ranges): a chunk shared by two files is read back and rewritten whole, so a
- * small library takes a few hundred bytes, not a chunk of each.
+ * Each array (rows, page index, rules) is packed file after file, a table in the first hole that
+ * holds it (user/core/extent.c hands out the ranges): a chunk shared by two files is read back
+ * and rewritten whole, so a small library takes a few hundred bytes, not a chunk of each. Holes
+ * are not compacted: a table larger than each of them, though not than their sum, does not fit.
  *
  * A file that does not fit makes room first: the tables of files no process maps any more
  * (the short-lived programs of a long host-wide run) are evicted, and the file waits for their
