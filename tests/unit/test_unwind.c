@@ -237,4 +237,84 @@ static void test_budget(void)
 	usyms_free(us);
 }
 
-TEST_MAIN(T(test_packed_tables), T(test_budget))
+/* A copy of the file at from in dir, as name: a file of its own (inode) that no process maps. */
+static bool copy_file(const char *from, const char *dir, const char *name, char *to, size_t size)
+{
+	char cmd[8192];
+
+	snprintf(to, size, "%s/%s", dir, name);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", from, to);
+	return system(cmd) == 0;
+}
+
+static int file_state(const struct maps *m, const char *path)
+{
+	struct unwind_file_key key = {0};
+	struct unwind_file f;
+	struct stat st;
+
+	if (stat(path, &st))
+		return -1;
+	key.dev = major(st.st_dev) << 20 | minor(st.st_dev);
+	key.ino = st.st_ino;
+	return bpf_map_lookup_elem(m->files, &key, &f) ? -1 : (int)f.state;
+}
+
+/* Two copies of python3.11 do not fit together: with the first mapped by no process (and
+ * loaded 250 ms before), loading the second evicts it (its entry gone at once), waits the grace
+ * period for its space, then loads there, whole. libc, which this process maps, stays. */
+static void test_evict(void)
+{
+	char dir[] = "/tmp/mmscope-evict-XXXXXX", a[4096], b[4096], cmd[4200];
+	struct usyms *us = usyms_new();
+	struct unwind_tables *u;
+	const struct unwind_stats *st;
+	struct maps m;
+
+	if (!mkdtemp(dir)) {
+		EXPECT(0);
+		return;
+	}
+	/* libc's 28k rows and one python3.11's 64k in 96 chunks of 1024 rows, not two. */
+	u = tables_on_maps(&m, 96, 8, 8);
+	if (u && copy_file(files[1], dir, "a", a, sizeof(a)) &&
+	    copy_file(files[1], dir, "b", b, sizeof(b))) {
+		st = unwind_tables_stats(u);
+		unwind_tables_add_path(u, us, files[0]);
+		unwind_tables_add_path(u, us, a);
+		EXPECT_EQ_U64(st->files, 2);
+		/* A table younger than 200 ms is kept: its process may be mapping it. */
+		usleep(250000);
+		unwind_tables_add_path(u, us, b);
+		EXPECT_EQ_U64(st->files, 2);
+		EXPECT_EQ_U64(st->files_evicted, 1);
+		EXPECT(st->bytes_evicted > 64000 * 4);
+		EXPECT_EQ_U64(st->files_budget, 0);
+		EXPECT_EQ_U64(file_state(&m, a), -1);
+		EXPECT_EQ_U64(file_state(&m, b), UNWIND_FILE_PENDING);
+		EXPECT_EQ_U64(file_state(&m, files[0]), UNWIND_FILE_READY);
+		EXPECT(unwind_tables_busy(u));
+		/* Not before the grace period. */
+		unwind_tables_work(u, us, 0);
+		EXPECT_EQ_U64(file_state(&m, b), UNWIND_FILE_PENDING);
+		usleep(250000);
+		unwind_tables_work(u, us, 0);
+		EXPECT(!unwind_tables_busy(u));
+		EXPECT_EQ_U64(st->files, 3);
+		EXPECT_EQ_U64(st->files_budget, 0);
+		EXPECT_EQ_U64(file_state(&m, b), UNWIND_FILE_READY);
+		compare_file(&m, b);
+		compare_file(&m, files[0]);
+		printf("# evict: %u files loaded, %u evicted (%" PRIu64 " bytes), %" PRIu64
+		       " bytes now\n",
+		       st->files, st->files_evicted, st->bytes_evicted, st->bytes);
+	}
+	unwind_tables_free(u);
+	if (u)
+		maps_close(&m);
+	usyms_free(us);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	EXPECT(system(cmd) == 0);
+}
+
+TEST_MAIN(T(test_packed_tables), T(test_budget), T(test_evict))

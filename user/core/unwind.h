@@ -2,7 +2,8 @@
 /*
  * The DWARF unwind tables of a run: files' call-frame information compiled (user/cfi/cfi.c) and
  * loaded into the BPF chunk arrays (bpf/unwind.h) within a memory budget, when the BPF walker
- * first meets a file (REC_UNWIND_FILE) or ahead of it (a target's mapped files).
+ * first meets a file (REC_UNWIND_FILE) or ahead of it (a target's mapped files); evicted when
+ * the budget is full and no process maps their file any more.
  */
 #ifndef MMSCOPE_UNWIND_TABLES_H
 #define MMSCOPE_UNWIND_TABLES_H
@@ -17,17 +18,19 @@ struct kcaps;
 
 /* What the tables hold and what could not be loaded, for the run's summary. */
 struct unwind_stats {
-	uint32_t files;		 /* tables loaded */
-	uint32_t files_no_cfi;	 /* files without .eh_frame or .debug_frame */
-	uint32_t files_unusable; /* not a 64-bit ELF of this machine, malformed, ... */
-	uint32_t files_gone;	 /* the process exited before its file could be opened */
-	uint32_t files_budget;	 /* left out: the tables' memory was full */
-	uint64_t rows, rules, pages;
-	uint64_t bytes;	       /* of the chunk arrays in use */
-	uint64_t budget_bytes; /* their size */
-	uint64_t load_ns;      /* spent compiling and loading */
-	uint32_t cache_hits;   /* tables read back from the cache */
-	uint32_t cache_stores; /* tables compiled and kept there */
+	uint32_t files;		     /* tables loaded */
+	uint32_t files_no_cfi;	     /* files without .eh_frame or .debug_frame */
+	uint32_t files_unusable;     /* not a 64-bit ELF of this machine, malformed, ... */
+	uint32_t files_gone;	     /* the process exited before its file could be opened */
+	uint32_t files_budget;	     /* left out: the tables' memory was full */
+	uint32_t files_evicted;	     /* tables removed: no process mapped their file any more */
+	uint64_t rows, rules, pages; /* of the tables loaded */
+	uint64_t bytes;		     /* of the tables in the chunk arrays now */
+	uint64_t bytes_evicted;	     /* of the tables evicted */
+	uint64_t budget_bytes;	     /* their size */
+	uint64_t load_ns;	     /* spent compiling and loading */
+	uint32_t cache_hits;	     /* tables read back from the cache */
+	uint32_t cache_stores;	     /* tables compiled and kept there */
 };
 
 /* Why user stacks cannot be walked with DWARF tables here (the architecture, the BPF features
@@ -49,7 +52,7 @@ void unwind_tables_free(struct unwind_tables *u);
 void unwind_tables_request(struct unwind_tables *u, const struct unwind_file_record *r);
 /* Queue, ahead of the walker, every executable file mapping of pid. */
 void unwind_tables_add_pid(struct unwind_tables *u, int pid);
-/* Whether files are queued. */
+/* Whether files are queued, or wait for evicted tables' space. */
 bool unwind_tables_busy(const struct unwind_tables *u);
 /* Load queued files (registering them with us for symbols) until budget_ns is spent, at least
  * one; budget 0: all of them. */

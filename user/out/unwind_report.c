@@ -87,6 +87,8 @@ static void json_unwind(struct json_writer *jw, const struct session *s, const s
 		jw_u64(jw, t->files_gone);
 		jw_key(jw, "files_over_budget");
 		jw_u64(jw, t->files_budget);
+		jw_key(jw, "files_evicted");
+		jw_u64(jw, t->files_evicted);
 		jw_key(jw, "rows");
 		jw_u64(jw, t->rows);
 		jw_key(jw, "rules");
@@ -95,6 +97,8 @@ static void json_unwind(struct json_writer *jw, const struct session *s, const s
 		jw_u64(jw, t->bytes);
 		jw_key(jw, "budget_bytes");
 		jw_u64(jw, t->budget_bytes);
+		jw_key(jw, "bytes_evicted");
+		jw_u64(jw, t->bytes_evicted);
 		jw_key(jw, "cache_hits");
 		jw_u64(jw, t->cache_hits);
 		jw_key(jw, "cache_stores");
@@ -129,11 +133,12 @@ static void text_unwind(FILE *out, const struct session *s, const struct mm_stat
 	if (t)
 		fprintf(out,
 			"  tables: %u files (%u from the cache; %u without CFI, %u unusable, %u "
-			"over "
-			"budget), %llu rows, %.1f of %.0f MB, %.1f ms\n",
+			"over budget), %llu rows, %.1f of %.0f MB, %.1f ms; %u evicted (%.1f MB) "
+			"when no process mapped them\n",
 			t->files, t->cache_hits, t->files_no_cfi, t->files_unusable,
 			t->files_budget, (unsigned long long)t->rows, (double)t->bytes / 1048576.0,
-			(double)t->budget_bytes / 1048576.0, (double)t->load_ns / 1e6);
+			(double)t->budget_bytes / 1048576.0, (double)t->load_ns / 1e6,
+			t->files_evicted, (double)t->bytes_evicted / 1048576.0);
 }
 
 void unwind_report(struct report *r, const struct mm_stats *st)
