@@ -95,8 +95,10 @@ static int build(struct cfi_table *t, const struct cfi_raw *raw)
 		uint64_t off = raw->rows[i].addr - t->base;
 		int64_t k;
 
-		/* The page index relies on sorted rows above base: never index past it. */
-		if (raw->rows[i].addr < t->base ||
+		/* The page index relies on sorted rows above base: never index past it. A row
+		 * beyond the last one is caught here, before its pages are written (npages was
+		 * sized by the last row): the order check alone sees it one row too late. */
+		if (raw->rows[i].addr < t->base || raw->rows[i].addr > raw->rows[raw->n - 1].addr ||
 		    (i && raw->rows[i].addr <= raw->rows[i - 1].addr)) {
 			err = -EINVAL;
 			goto out;
