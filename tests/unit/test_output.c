@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "test.h"
+#include "utf8_oracle.h"
 #include "lib/escape.h"
 #include "out/hist.h"
 #include "out/json.h"
@@ -68,57 +69,6 @@ static uint64_t rng(void)
 }
 
 /*
- * Decode one UTF-8 character the long way (assemble the code point, then check it), as an
- * oracle for the table-driven check in json.c/escape.c. Returns its length, or 0 when p does
- * not start a well-formed sequence.
- */
-static size_t oracle_utf8(const unsigned char *p, size_t avail)
-{
-	static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
-	uint32_t cp;
-	size_t n, i;
-
-	if (p[0] < 0x80)
-		return 1;
-	if ((p[0] & 0xe0) == 0xc0) {
-		n = 2;
-		cp = p[0] & 0x1f;
-	} else if ((p[0] & 0xf0) == 0xe0) {
-		n = 3;
-		cp = p[0] & 0x0f;
-	} else if ((p[0] & 0xf8) == 0xf0) {
-		n = 4;
-		cp = p[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (avail < n)
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if (cp < min_cp[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
-static bool oracle_valid_utf8(const char *s, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, n;
-
-	while (i < len) {
-		n = oracle_utf8(p + i, len - i);
-		if (!n)
-			return false;
-		i += n;
-	}
-	return true;
-}
-
-/*
  * What an escaped string must decode back to: valid UTF-8 unchanged, each byte of invalid
  * UTF-8 as the four characters \xNN. (JSON keeps control characters and backslashes through
  * its own escapes, so they decode to themselves.)
@@ -130,7 +80,7 @@ static char *expected_json_decoded(const char *s, size_t len, size_t *outlen)
 	size_t i = 0, o = 0, n;
 
 	while (i < len) {
-		n = oracle_utf8(p + i, len - i);
+		n = oracle_utf8_char(p + i, len - i);
 		if (n) {
 			memcpy(out + o, s + i, n);
 			o += n;
