@@ -293,6 +293,15 @@ static bool jp_number(struct jp *j)
 	return true;
 }
 
+/* Step over c if it comes next. */
+static bool jp_eat(struct jp *j, char c)
+{
+	if (j->p >= j->end || *j->p != c)
+		return false;
+	j->p++;
+	return true;
+}
+
 static bool jp_value(struct jp *j, int depth)
 {
 	/* The writer stops at 64 levels; bound the recursion all the same. */
@@ -305,52 +314,29 @@ static bool jp_value(struct jp *j, int depth)
 	case '{':
 		j->p++;
 		jp_ws(j);
-		if (j->p < j->end && *j->p == '}') {
-			j->p++;
+		if (jp_eat(j, '}'))
 			return true;
-		}
-		for (;;) {
+		do {
 			jp_ws(j);
 			if (!jp_string(j, 'k'))
 				return false;
 			jp_ws(j);
-			if (j->p >= j->end || *j->p != ':')
-				return false;
-			j->p++;
-			if (!jp_value(j, depth + 1))
+			if (!jp_eat(j, ':') || !jp_value(j, depth + 1))
 				return false;
 			jp_ws(j);
-			if (j->p < j->end && *j->p == ',') {
-				j->p++;
-				continue;
-			}
-			if (j->p < j->end && *j->p == '}') {
-				j->p++;
-				return true;
-			}
-			return false;
-		}
+		} while (jp_eat(j, ','));
+		return jp_eat(j, '}');
 	case '[':
 		j->p++;
 		jp_ws(j);
-		if (j->p < j->end && *j->p == ']') {
-			j->p++;
+		if (jp_eat(j, ']'))
 			return true;
-		}
-		for (;;) {
+		do {
 			if (!jp_value(j, depth + 1))
 				return false;
 			jp_ws(j);
-			if (j->p < j->end && *j->p == ',') {
-				j->p++;
-				continue;
-			}
-			if (j->p < j->end && *j->p == ']') {
-				j->p++;
-				return true;
-			}
-			return false;
-		}
+		} while (jp_eat(j, ','));
+		return jp_eat(j, ']');
 	case '"':
 		return jp_string(j, 's');
 	case 't':

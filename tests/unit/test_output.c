@@ -642,22 +642,28 @@ static void test_json_pretty(void)
 	free(doc);
 }
 
-/* json_escape() of a string literal (NULs included) compared with the expected JSON body. */
-#define EXPECT_JSON_ESC(lit, want)                                                                 \
+/* fn() of a string literal (NULs included) compared with the expected text. */
+#define EXPECT_ESC(fn, lit, want)                                                                  \
 	do {                                                                                       \
-		char *got_ = json_escape(lit, sizeof(lit) - 1);                                    \
+		char *got_ = fn(lit, sizeof(lit) - 1);                                             \
 		EXPECT_STREQ(got_, want);                                                          \
 		free(got_);                                                                        \
 	} while (0)
 
+/* The string escapers read NULL as the empty string. */
+#define EXPECT_ESC_NULL(fn)                                                                        \
+	do {                                                                                       \
+		char *got_ = fn(NULL, 0);                                                          \
+		EXPECT(got_ && !*got_);                                                            \
+		free(got_);                                                                        \
+	} while (0)
+
+#define EXPECT_JSON_ESC(lit, want) EXPECT_ESC(json_escape, lit, want)
+
 static void test_json_escape(void)
 {
-	char *esc;
-
 	EXPECT_JSON_ESC("", "");
-	esc = json_escape(NULL, 0);
-	EXPECT(esc && !*esc);
-	free(esc);
+	EXPECT_ESC_NULL(json_escape);
 	EXPECT_JSON_ESC("plain text; with spaces", "plain text; with spaces");
 	EXPECT_JSON_ESC("q\"b\\s/", "q\\\"b\\\\s/");
 	EXPECT_JSON_ESC("\n\t\r", "\\n\\t\\r");
@@ -1029,22 +1035,12 @@ static void test_json_escape_random(void)
 
 /* ---- folded escaping ---------------------------------------------------------------------- */
 
-/* folded_escape() of a string literal (NULs included) compared with the expected text. */
-#define EXPECT_FOLDED(lit, want)                                                                   \
-	do {                                                                                       \
-		char *got_ = folded_escape(lit, sizeof(lit) - 1);                                  \
-		EXPECT_STREQ(got_, want);                                                          \
-		free(got_);                                                                        \
-	} while (0)
+#define EXPECT_FOLDED(lit, want) EXPECT_ESC(folded_escape, lit, want)
 
 static void test_folded_escape(void)
 {
-	char *esc;
-
 	EXPECT_FOLDED("", "");
-	esc = folded_escape(NULL, 0);
-	EXPECT(esc && !*esc);
-	free(esc);
+	EXPECT_ESC_NULL(folded_escape);
 	EXPECT_FOLDED("a;b", "a\\x3bb");
 	EXPECT_FOLDED("line\nnext\r", "line\\x0anext\\x0d");
 	EXPECT_FOLDED("back\\slash", "back\\x5cslash");
