@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include "utf8_oracle.h"
 
 size_t oracle_utf8_char(const unsigned char *p, size_t avail)
@@ -46,4 +48,32 @@ bool oracle_valid_utf8(const char *s, size_t len)
 		i += n;
 	}
 	return true;
+}
+
+char *oracle_decoded(const char *s, size_t len, size_t *outlen)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
+	char *out = malloc(len * 4 + 1);
+	size_t i = 0, o = 0, n;
+
+	if (!out)
+		return NULL;
+	while (i < len) {
+		n = oracle_utf8_char(p + i, len - i);
+		if (n) {
+			memcpy(out + o, s + i, n);
+			o += n;
+			i += n;
+			continue;
+		}
+		out[o++] = '\\';
+		out[o++] = 'x';
+		out[o++] = hex[p[i] >> 4];
+		out[o++] = hex[p[i] & 0xf];
+		i++;
+	}
+	out[o] = '\0';
+	*outlen = o;
+	return out;
 }

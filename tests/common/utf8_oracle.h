@@ -19,4 +19,11 @@ size_t oracle_utf8_char(const unsigned char *p, size_t avail);
 /* Whether all of s[0..len) is well-formed UTF-8. */
 bool oracle_valid_utf8(const char *s, size_t len);
 
+/*
+ * What an escaped string must decode back to (JSON strings, folded frames): valid UTF-8
+ * unchanged, each byte of invalid UTF-8 as the four characters \xNN. A malloc'ed,
+ * NUL-terminated string of *outlen bytes; NULL when out of memory.
+ */
+char *oracle_decoded(const char *s, size_t len, size_t *outlen);
+
 #endif

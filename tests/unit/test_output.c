@@ -68,33 +68,6 @@ static uint64_t rng(void)
 	return rng_state * 0x2545f4914f6cdd1dULL;
 }
 
-/*
- * What an escaped string must decode back to: valid UTF-8 unchanged, each byte of invalid
- * UTF-8 as the four characters \xNN. (JSON keeps control characters and backslashes through
- * its own escapes, so they decode to themselves.)
- */
-static char *expected_json_decoded(const char *s, size_t len, size_t *outlen)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	char *out = malloc(len * 4 + 1);
-	size_t i = 0, o = 0, n;
-
-	while (i < len) {
-		n = oracle_utf8_char(p + i, len - i);
-		if (n) {
-			memcpy(out + o, s + i, n);
-			o += n;
-			i += n;
-		} else {
-			o += sprintf(out + o, "\\x%02x", p[i]);
-			i++;
-		}
-	}
-	out[o] = '\0';
-	*outlen = o;
-	return out;
-}
-
 static int hexval(int c)
 {
 	if (c >= '0' && c <= '9')
@@ -975,7 +948,7 @@ static void check_random_with_python(void)
 	mem_open(&want);
 	for (i = 0; i < 1000; i++) {
 		size_t wl;
-		char *w = expected_json_decoded(strs[i], lens[i], &wl);
+		char *w = oracle_decoded(strs[i], lens[i], &wl);
 
 		for (k = 0; k < wl; k++)
 			fprintf(want.f, "%02x", (unsigned char)w[k]);
@@ -1012,7 +985,7 @@ static void test_json_escape_random(void)
 		size_t len = random_bytes(buf, sizeof(buf)), declen = 0, wantlen;
 
 		esc = json_escape(buf, len);
-		want = expected_json_decoded(buf, len, &wantlen);
+		want = oracle_decoded(buf, len, &wantlen);
 		if (!esc || !oracle_valid_utf8(esc, strlen(esc)) ||
 		    !json_body_decode(esc, &dec, &declen) || declen != wantlen ||
 		    memcmp(dec, want, wantlen)) {
