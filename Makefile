@@ -207,6 +207,9 @@ $(OUT)/workloads/page_touch32: tools/workloads/page_touch.c $(wildcard tools/wor
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 ASAN_OBJS := $(patsubst user/%.c,$(OUT)/asan/user/%.o,$(filter-out user/cmd/main.c,$(USER_SRCS)))
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUT)/unit/%,$(wildcard tests/unit/test_*.c))
+# Test code the unit tests and the fuzzers share (oracles, checks): one copy, in tests/common.
+TEST_COMMON_SRCS := $(wildcard tests/common/*.c)
+TEST_COMMON_HDRS := $(wildcard tests/common/*.h)
 
 $(OUT)/asan/user/%.o: user/%.c $(USER_HDRS) $(BPF_HDRS) $(SKELS)
 	$(call msg,CC-SAN,$@)
@@ -216,10 +219,11 @@ $(OUT)/asan/user/%.o: user/%.c $(USER_HDRS) $(BPF_HDRS) $(SKELS)
 $(OUT)/asan/libmmscope.a: $(ASAN_OBJS)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(OUT)/unit/%: tests/unit/%.c tests/unit/test.h $(OUT)/asan/libmmscope.a
+$(OUT)/unit/%: tests/unit/%.c tests/unit/test.h $(TEST_COMMON_SRCS) $(TEST_COMMON_HDRS) $(OUT)/asan/libmmscope.a
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(USER_CFLAGS:-O2=-O1) $(SAN) -Itests/unit -o $@ $< $(OUT)/asan/libmmscope.a $(LIBS)
+	$(Q)$(CC) $(USER_CFLAGS:-O2=-O1) $(SAN) -Itests/unit -Itests/common -o $@ $< $(TEST_COMMON_SRCS) \
+		$(OUT)/asan/libmmscope.a $(LIBS)
 
 unit: $(UNIT_TESTS)
 
@@ -272,18 +276,18 @@ static-checks: all
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZERS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_USER := $(filter-out user/cmd/main.c,$(USER_SRCS))
-$(OUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_USER) $(USER_HDRS) $(SKELS)
+$(OUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_USER) $(USER_HDRS) $(TEST_COMMON_SRCS) $(TEST_COMMON_HDRS) $(SKELS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -DMMSCOPE_VERSION='"$(VERSION)"' -I$(OUT) -I. -Iuser -Ibpf \
-		-fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_USER) $(LIBS)
+		-Itests/common -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_USER) $(TEST_COMMON_SRCS) $(LIBS)
 fuzz-build: $(FUZZERS)
 fuzz: $(FUZZERS)
 	$(Q)FUZZ_SECONDS=$${FUZZ_SECONDS:-300} tests/fuzz/run.sh $(OUT)/fuzz
 
 FORMAT_FILES = $(USER_SRCS) $(USER_HDRS) bpf/*.c bpf/*.h tools/workloads/*.c tools/workloads/*.h \
 	tools/bench/*.c \
-	tests/unit/*.c tests/fuzz/*.c
+	tests/unit/*.c tests/fuzz/*.c tests/common/*.c tests/common/*.h
 format:
 	clang-format -i $(FORMAT_FILES)
 

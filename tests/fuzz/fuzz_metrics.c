@@ -4,9 +4,9 @@
  * chosen by whoever runs the process), the scraper's Accept header, and --listen.
  *
  * A label value must come out as one quoted-string body of the exposition formats: only
- * well-formed UTF-8 (checked here by assembling code points, not by escape.c), no raw
- * newline, no control byte, every '"' and '\' escaped; and unescaping it must give the input
- * back, with U+FFFD where the input had a control byte or a byte of invalid UTF-8.
+ * well-formed UTF-8 (checked by assembling code points, tests/common/utf8_oracle.c, not by
+ * escape.c), no raw newline, no control byte, every '"' and '\' escaped; and unescaping it must
+ * give the input back, with U+FFFD where the input had a control byte or a byte of invalid UTF-8.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,43 +17,8 @@
 
 #include "out/metrics.h"
 #include "cmd/opts.h"
-
-#define CHECK(cond)                                                                                \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "fuzz_metrics.c:%d: CHECK(%s) failed\n", __LINE__, #cond); \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
-
-/* Length of the well-formed UTF-8 character at p, 0 when there is none. */
-static size_t utf8_char(const unsigned char *p, size_t avail)
-{
-	static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
-	uint32_t cp;
-	size_t n;
-
-	if (p[0] < 0x80)
-		return 1;
-	if ((p[0] & 0xe0) == 0xc0)
-		n = 2, cp = p[0] & 0x1f;
-	else if ((p[0] & 0xf0) == 0xe0)
-		n = 3, cp = p[0] & 0x0f;
-	else if ((p[0] & 0xf8) == 0xf0)
-		n = 4, cp = p[0] & 0x07;
-	else
-		return 0;
-	if (avail < n)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if (cp < min_cp[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
+#include "fuzz_check.h"
+#include "utf8_oracle.h"
 
 static void label(const uint8_t *data, size_t size)
 {
@@ -71,7 +36,7 @@ static void label(const uint8_t *data, size_t size)
 	/* walk the output and the input together */
 	while (i < b.len) {
 		const unsigned char *o = (const unsigned char *)b.p + i;
-		size_t n = utf8_char(o, b.len - i);
+		size_t n = oracle_utf8_char(o, b.len - i);
 
 		CHECK(n > 0);
 		CHECK(o[0] >= 0x20 && o[0] != 0x7f && o[0] != '"');
@@ -84,7 +49,7 @@ static void label(const uint8_t *data, size_t size)
 			j++;
 		} else if (n == 3 && memcmp(o, fffd, 3) == 0 &&
 			   (data[j] < 0x20 || data[j] == 0x7f ||
-			    utf8_char(data + j, len - j) == 0)) {
+			    oracle_utf8_char(data + j, len - j) == 0)) {
 			i += 3;
 			j++; /* one replacement per bad byte */
 		} else {

@@ -16,9 +16,9 @@
  * names also as file paths) go through the pprof writer, whose output must gunzip to fields of
  * the wire format and a string table of valid UTF-8 (what proto3 readers demand).
  *
- * Build: clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iuser tests/fuzz/fuzz_output.c \
- *        user/out/json.c user/lib/escape.c user/out/hist.c user/out/svg.c user/out/pprof.c
- * user/lib/keyed_table.c \ -lz -o fuzz_output
+ * Build: clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Iuser -Itests/common \
+ *        tests/fuzz/fuzz_output.c tests/common/utf8_oracle.c user/out/json.c user/lib/escape.c \
+ *        user/out/hist.c user/out/svg.c user/out/pprof.c user/lib/keyed_table.c -lz -o fuzz_output
  */
 #include <inttypes.h>
 #include <math.h>
@@ -32,67 +32,11 @@
 #include "out/json.h"
 #include "out/pprof.h"
 #include "out/svg.h"
+#include "fuzz_check.h"
+#include "utf8_oracle.h"
 #include <zlib.h>
 
-/* abort() so that libFuzzer saves the input as a crash. */
-#define CHECK(cond)                                                                                \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "fuzz_output.c:%d: CHECK(%s) failed\n", __LINE__, #cond);  \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
-
-/* ---- UTF-8, the long way ------------------------------------------------------------------ */
-
-/*
- * Length of the well-formed UTF-8 character at p, 0 when there is none: assemble the code
- * point, then reject overlong forms, surrogates and values above U+10FFFF.
- */
-static size_t utf8_char(const unsigned char *p, size_t avail)
-{
-	static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
-	uint32_t cp;
-	size_t n, i;
-
-	if (p[0] < 0x80)
-		return 1;
-	if ((p[0] & 0xe0) == 0xc0) {
-		n = 2;
-		cp = p[0] & 0x1f;
-	} else if ((p[0] & 0xf0) == 0xe0) {
-		n = 3;
-		cp = p[0] & 0x0f;
-	} else if ((p[0] & 0xf8) == 0xf0) {
-		n = 4;
-		cp = p[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (avail < n)
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if (cp < min_cp[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
-static bool valid_utf8(const char *s, size_t len)
-{
-	size_t i = 0, n;
-
-	while (i < len) {
-		n = utf8_char((const unsigned char *)s + i, len - i);
-		if (!n)
-			return false;
-		i += n;
-	}
-	return true;
-}
+/* ---- UTF-8, the long way (checked by tests/common/utf8_oracle.c) -------------------------- */
 
 static void put_utf8(char *out, size_t *o, uint32_t cp)
 {
@@ -111,33 +55,6 @@ static void put_utf8(char *out, size_t *o, uint32_t cp)
 		out[(*o)++] = (char)(0x80 | (cp >> 6 & 0x3f));
 		out[(*o)++] = (char)(0x80 | (cp & 0x3f));
 	}
-}
-
-/* The string a JSON parser must read back: valid UTF-8 as is, other bytes as "\xNN". */
-static char *expected_decoded(const char *s, size_t len, size_t *outlen)
-{
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)s;
-	char *out = malloc(len * 4 + 1);
-	size_t i = 0, o = 0, n;
-
-	CHECK(out);
-	while (i < len) {
-		n = utf8_char(p + i, len - i);
-		if (n) {
-			memcpy(out + o, s + i, n);
-			o += n;
-			i += n;
-			continue;
-		}
-		out[o++] = '\\';
-		out[o++] = 'x';
-		out[o++] = hex[p[i] >> 4];
-		out[o++] = hex[p[i] & 0xf];
-		i++;
-	}
-	*outlen = o;
-	return out;
 }
 
 static int hexval(int c)
@@ -260,7 +177,7 @@ static bool jp_string(struct jp *j, char kind)
 		if (c < 0x20)
 			return false;
 		if (c != '\\') {
-			n = utf8_char((const unsigned char *)j->p, (size_t)(j->end - j->p));
+			n = oracle_utf8_char((const unsigned char *)j->p, (size_t)(j->end - j->p));
 			if (!n)
 				return false;
 			memcpy(out + o, j->p, n);
@@ -349,6 +266,15 @@ static bool jp_number(struct jp *j)
 	return true;
 }
 
+/* Step over c if it comes next. */
+static bool jp_eat(struct jp *j, char c)
+{
+	if (j->p >= j->end || *j->p != c)
+		return false;
+	j->p++;
+	return true;
+}
+
 static bool jp_value(struct jp *j, int depth)
 {
 	/* The writer stops at 64 levels; bound the recursion all the same. */
@@ -361,52 +287,29 @@ static bool jp_value(struct jp *j, int depth)
 	case '{':
 		j->p++;
 		jp_ws(j);
-		if (j->p < j->end && *j->p == '}') {
-			j->p++;
+		if (jp_eat(j, '}'))
 			return true;
-		}
-		for (;;) {
+		do {
 			jp_ws(j);
 			if (!jp_string(j, 'k'))
 				return false;
 			jp_ws(j);
-			if (j->p >= j->end || *j->p != ':')
-				return false;
-			j->p++;
-			if (!jp_value(j, depth + 1))
+			if (!jp_eat(j, ':') || !jp_value(j, depth + 1))
 				return false;
 			jp_ws(j);
-			if (j->p < j->end && *j->p == ',') {
-				j->p++;
-				continue;
-			}
-			if (j->p < j->end && *j->p == '}') {
-				j->p++;
-				return true;
-			}
-			return false;
-		}
+		} while (jp_eat(j, ','));
+		return jp_eat(j, '}');
 	case '[':
 		j->p++;
 		jp_ws(j);
-		if (j->p < j->end && *j->p == ']') {
-			j->p++;
+		if (jp_eat(j, ']'))
 			return true;
-		}
-		for (;;) {
+		do {
 			if (!jp_value(j, depth + 1))
 				return false;
 			jp_ws(j);
-			if (j->p < j->end && *j->p == ',') {
-				j->p++;
-				continue;
-			}
-			if (j->p < j->end && *j->p == ']') {
-				j->p++;
-				return true;
-			}
-			return false;
-		}
+		} while (jp_eat(j, ','));
+		return jp_eat(j, ']');
 	case '"':
 		return jp_string(j, 's');
 	case 't':
@@ -443,8 +346,9 @@ struct expect {
 static void exp_string(struct toks *t, char kind, const char *s, size_t len)
 {
 	size_t dlen;
-	char *d = expected_decoded(s, len, &dlen);
+	char *d = oracle_decoded(s, len, &dlen);
 
+	CHECK(d);
 	toks_add(t, kind, d, dlen);
 	free(d);
 }
@@ -709,7 +613,7 @@ static void fuzz_json_escape(const char *data, size_t size)
 
 	CHECK(esc);
 	elen = strlen(esc);
-	CHECK(valid_utf8(esc, elen));
+	CHECK(oracle_valid_utf8(esc, elen));
 	for (i = 0; i < elen; i++)
 		CHECK((unsigned char)esc[i] >= 0x20 && esc[i] != 0x7f);
 	/* The body between quotes is exactly one JSON string that decodes to the expectation. */
@@ -723,7 +627,8 @@ static void fuzz_json_escape(const char *data, size_t size)
 	CHECK(j.buf);
 	CHECK(jp_string(&j, 's') && j.p == j.end);
 	free(j.buf);
-	want = expected_decoded(data, size, &wantlen);
+	want = oracle_decoded(data, size, &wantlen);
+	CHECK(want);
 	CHECK(got.n == 1 && got.v[0].len == wantlen && !memcmp(tok_data(&got, 0), want, wantlen));
 	free(want);
 	toks_free(&got);
@@ -739,7 +644,7 @@ static void fuzz_folded(const char *data, size_t size)
 
 	CHECK(esc);
 	elen = strlen(esc);
-	CHECK(valid_utf8(esc, elen));
+	CHECK(oracle_valid_utf8(esc, elen));
 	back = malloc(elen + 1);
 	CHECK(back);
 	for (i = 0; i < elen; i++) {
@@ -942,7 +847,7 @@ static void check_pprof(const unsigned char *gz, size_t len)
 		if (tag >> 3 == 6) {
 			/* The first string is "". */
 			CHECK(nstrings++ || v == 0);
-			CHECK(valid_utf8((const char *)p, v));
+			CHECK(oracle_valid_utf8((const char *)p, v));
 		}
 		p += v;
 	}
@@ -998,7 +903,7 @@ static void fuzz_svg(const char *data, size_t size)
 	CHECK(f);
 	CHECK(flame_svg_write(f, recs, nrecs, &o) == 0);
 	fclose(f);
-	CHECK(valid_utf8(doc, doclen));
+	CHECK(oracle_valid_utf8(doc, doclen));
 	for (i = 0; i < doclen; i++) {
 		unsigned char c = (unsigned char)doc[i];
 

@@ -181,3 +181,21 @@ stop_in_pause() {
 	kill -CONT "$1"
 	return 1
 }
+
+# reliability_setup : the start the reliability tests share. The system's python3 goes first in
+# PATH (json_get and the tests' own python3 -c: a pyenv shim first in PATH takes ~1 s a call);
+# PT is the page_touch workload; every pid the test adds to PIDS is killed and reaped on exit,
+# before TMP is removed.
+reliability_setup() {
+	if [ -x /usr/bin/python3 ]; then PATH=/usr/bin:$PATH; fi
+	# shellcheck disable=SC2034 # PT is for the test that calls this
+	PT="$WORKLOADS/page_touch"
+	PIDS=''
+	trap kill_pids_and_clean EXIT
+}
+kill_pids_and_clean() {
+	local p
+	for p in $PIDS; do kill -KILL "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$TMP"
+}

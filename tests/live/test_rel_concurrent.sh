@@ -10,17 +10,7 @@
 # host-wide run sees both.
 . "$(dirname "$0")/lib.sh" || exit 1
 : "${TMP:?lib.sh sets TMP}"
-# The system's python3 (lib.sh's json_get): a pyenv shim first in PATH takes ~1 s a call here.
-[ -x /usr/bin/python3 ] && PATH=/usr/bin:$PATH
-
-PT="$WORKLOADS/page_touch"
-PIDS=''
-cleanup() {
-	for p in $PIDS; do kill -KILL "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+reliability_setup
 
 # counts FILE : "write read rows" where rows is the by_process pids, comma-separated
 counts() {

@@ -124,14 +124,7 @@ serve_kill() {
 serve_stop() {
 	local name=$1 rc=none left=
 	kill -TERM $MM
-	for _ in $(seq 100); do
-		kill -0 $MM 2>/dev/null || break
-		sleep 0.1
-	done
-	if ! kill -0 $MM 2>/dev/null; then
-		wait $MM
-		rc=$?
-	fi
+	wait_exit $MM 10 # sets rc when serve has ended
 	MM=
 	ok "$name: SIGTERM ends serve with the command's status 0" "exit $rc" [ "$rc" = 0 ]
 	left=$(left_behind "$MMOWN")

@@ -312,14 +312,7 @@ ok "serve_labels_cgroup: the command's cgroup is a label value" \
 # ---- SIGTERM: exit 0, nothing left ----
 kill -TERM $MM
 rc=none
-for _ in $(seq 100); do
-	kill -0 $MM 2>/dev/null || break
-	sleep 0.1
-done
-if ! kill -0 $MM 2>/dev/null; then
-	wait $MM
-	rc=$?
-fi
+wait_exit $MM 10 # sets rc when serve has ended
 MM=
 ok "serve_sigterm: exit 0 within 10 s" "exit $rc" [ "$rc" = 0 ]
 left=$(left_behind "$MMOWN")

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "test.h"
+#include "utf8_oracle.h"
 #include "lib/escape.h"
 #include "out/hist.h"
 #include "out/json.h"
@@ -65,84 +66,6 @@ static uint64_t rng(void)
 	rng_state ^= rng_state << 25;
 	rng_state ^= rng_state >> 27;
 	return rng_state * 0x2545f4914f6cdd1dULL;
-}
-
-/*
- * Decode one UTF-8 character the long way (assemble the code point, then check it), as an
- * oracle for the table-driven check in json.c/escape.c. Returns its length, or 0 when p does
- * not start a well-formed sequence.
- */
-static size_t oracle_utf8(const unsigned char *p, size_t avail)
-{
-	static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
-	uint32_t cp;
-	size_t n, i;
-
-	if (p[0] < 0x80)
-		return 1;
-	if ((p[0] & 0xe0) == 0xc0) {
-		n = 2;
-		cp = p[0] & 0x1f;
-	} else if ((p[0] & 0xf0) == 0xe0) {
-		n = 3;
-		cp = p[0] & 0x0f;
-	} else if ((p[0] & 0xf8) == 0xf0) {
-		n = 4;
-		cp = p[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (avail < n)
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if (cp < min_cp[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
-static bool oracle_valid_utf8(const char *s, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, n;
-
-	while (i < len) {
-		n = oracle_utf8(p + i, len - i);
-		if (!n)
-			return false;
-		i += n;
-	}
-	return true;
-}
-
-/*
- * What an escaped string must decode back to: valid UTF-8 unchanged, each byte of invalid
- * UTF-8 as the four characters \xNN. (JSON keeps control characters and backslashes through
- * its own escapes, so they decode to themselves.)
- */
-static char *expected_json_decoded(const char *s, size_t len, size_t *outlen)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	char *out = malloc(len * 4 + 1);
-	size_t i = 0, o = 0, n;
-
-	while (i < len) {
-		n = oracle_utf8(p + i, len - i);
-		if (n) {
-			memcpy(out + o, s + i, n);
-			o += n;
-			i += n;
-		} else {
-			o += sprintf(out + o, "\\x%02x", p[i]);
-			i++;
-		}
-	}
-	out[o] = '\0';
-	*outlen = o;
-	return out;
 }
 
 static int hexval(int c)
@@ -692,22 +615,28 @@ static void test_json_pretty(void)
 	free(doc);
 }
 
-/* json_escape() of a string literal (NULs included) compared with the expected JSON body. */
-#define EXPECT_JSON_ESC(lit, want)                                                                 \
+/* fn() of a string literal (NULs included) compared with the expected text. */
+#define EXPECT_ESC(fn, lit, want)                                                                  \
 	do {                                                                                       \
-		char *got_ = json_escape(lit, sizeof(lit) - 1);                                    \
+		char *got_ = fn(lit, sizeof(lit) - 1);                                             \
 		EXPECT_STREQ(got_, want);                                                          \
 		free(got_);                                                                        \
 	} while (0)
 
+/* The string escapers read NULL as the empty string. */
+#define EXPECT_ESC_NULL(fn)                                                                        \
+	do {                                                                                       \
+		char *got_ = fn(NULL, 0);                                                          \
+		EXPECT(got_ && !*got_);                                                            \
+		free(got_);                                                                        \
+	} while (0)
+
+#define EXPECT_JSON_ESC(lit, want) EXPECT_ESC(json_escape, lit, want)
+
 static void test_json_escape(void)
 {
-	char *esc;
-
 	EXPECT_JSON_ESC("", "");
-	esc = json_escape(NULL, 0);
-	EXPECT(esc && !*esc);
-	free(esc);
+	EXPECT_ESC_NULL(json_escape);
 	EXPECT_JSON_ESC("plain text; with spaces", "plain text; with spaces");
 	EXPECT_JSON_ESC("q\"b\\s/", "q\\\"b\\\\s/");
 	EXPECT_JSON_ESC("\n\t\r", "\\n\\t\\r");
@@ -1019,7 +948,7 @@ static void check_random_with_python(void)
 	mem_open(&want);
 	for (i = 0; i < 1000; i++) {
 		size_t wl;
-		char *w = expected_json_decoded(strs[i], lens[i], &wl);
+		char *w = oracle_decoded(strs[i], lens[i], &wl);
 
 		for (k = 0; k < wl; k++)
 			fprintf(want.f, "%02x", (unsigned char)w[k]);
@@ -1056,7 +985,7 @@ static void test_json_escape_random(void)
 		size_t len = random_bytes(buf, sizeof(buf)), declen = 0, wantlen;
 
 		esc = json_escape(buf, len);
-		want = expected_json_decoded(buf, len, &wantlen);
+		want = oracle_decoded(buf, len, &wantlen);
 		if (!esc || !oracle_valid_utf8(esc, strlen(esc)) ||
 		    !json_body_decode(esc, &dec, &declen) || declen != wantlen ||
 		    memcmp(dec, want, wantlen)) {
@@ -1079,22 +1008,12 @@ static void test_json_escape_random(void)
 
 /* ---- folded escaping ---------------------------------------------------------------------- */
 
-/* folded_escape() of a string literal (NULs included) compared with the expected text. */
-#define EXPECT_FOLDED(lit, want)                                                                   \
-	do {                                                                                       \
-		char *got_ = folded_escape(lit, sizeof(lit) - 1);                                  \
-		EXPECT_STREQ(got_, want);                                                          \
-		free(got_);                                                                        \
-	} while (0)
+#define EXPECT_FOLDED(lit, want) EXPECT_ESC(folded_escape, lit, want)
 
 static void test_folded_escape(void)
 {
-	char *esc;
-
 	EXPECT_FOLDED("", "");
-	esc = folded_escape(NULL, 0);
-	EXPECT(esc && !*esc);
-	free(esc);
+	EXPECT_ESC_NULL(folded_escape);
 	EXPECT_FOLDED("a;b", "a\\x3bb");
 	EXPECT_FOLDED("line\nnext\r", "line\\x0anext\\x0d");
 	EXPECT_FOLDED("back\\slash", "back\\x5cslash");

@@ -12,23 +12,27 @@
 
 static const char hex_digits[] = "0123456789abcdef";
 
-/* folded_write_frame() and folded_escape() share the escaping through this sink. */
-struct sink {
-	FILE *f;
-	char *buf;
-	size_t len;
-};
-
-static void sink_put(struct sink *k, const char *p, size_t n)
+char *esc_to_string(void (*fn)(struct esc_sink *k, const char *s, size_t len), const char *s,
+		    size_t len, size_t worst)
 {
-	if (!n)
-		return;
-	if (k->f) {
-		fwrite(p, 1, n, k->f);
-		return;
+	struct esc_sink k = {0};
+	char *shrunk;
+
+	if (!s) {
+		/* Not even NULL + 0: that is undefined too. */
+		s = "";
+		len = 0;
 	}
-	memcpy(k->buf + k->len, p, n);
-	k->len += n;
+	if (len > (SIZE_MAX - 1) / worst)
+		return NULL;
+	k.buf = malloc(len * worst + 1);
+	if (!k.buf)
+		return NULL;
+	fn(&k, s, len);
+	k.buf[k.len] = '\0';
+	/* Callers may keep many of these (symbol names): do not hold on to the worst case. */
+	shrunk = realloc(k.buf, k.len + 1);
+	return shrunk ? shrunk : k.buf;
 }
 
 /*
@@ -70,7 +74,7 @@ size_t utf8_seq_len(const unsigned char *p, size_t avail)
 	return n;
 }
 
-static void folded_escape_into(struct sink *k, const char *s, size_t len)
+static void folded_escape_into(struct esc_sink *k, const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0, run = 0, n;
@@ -88,19 +92,19 @@ static void folded_escape_into(struct sink *k, const char *s, size_t len)
 			continue;
 		}
 		/* ';', '\\', control characters, DEL, and bytes of invalid UTF-8. */
-		sink_put(k, s + run, i - run);
+		esc_sink_put(k, s + run, i - run);
 		esc[2] = hex_digits[c >> 4];
 		esc[3] = hex_digits[c & 0xf];
-		sink_put(k, esc, 4);
+		esc_sink_put(k, esc, 4);
 		i++;
 		run = i;
 	}
-	sink_put(k, s + run, i - run);
+	esc_sink_put(k, s + run, i - run);
 }
 
 void folded_write_frame(FILE *f, const char *s, size_t len)
 {
-	struct sink k = {.f = f};
+	struct esc_sink k = {.f = f};
 
 	if (s)
 		folded_escape_into(&k, s, len);
@@ -108,25 +112,11 @@ void folded_write_frame(FILE *f, const char *s, size_t len)
 
 char *folded_escape(const char *s, size_t len)
 {
-	struct sink k = {0};
-
-	if (!s) {
-		/* Not even NULL + 0: that is undefined too. */
-		s = "";
-		len = 0;
-	}
-	/* Worst case is four output bytes per input byte. */
-	if (len > (SIZE_MAX - 1) / 4)
-		return NULL;
-	k.buf = malloc(len * 4 + 1);
-	if (!k.buf)
-		return NULL;
-	folded_escape_into(&k, s, len);
-	k.buf[k.len] = '\0';
-	return k.buf;
+	/* Worst case is four output bytes per input byte (\xNN). */
+	return esc_to_string(folded_escape_into, s, len, 4);
 }
 
-static void xml_escape_into(struct sink *k, const char *s, size_t len)
+static void xml_escape_into(struct esc_sink *k, const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0, run = 0, n;
@@ -157,8 +147,8 @@ static void xml_escape_into(struct sink *k, const char *s, size_t len)
 				i++;
 				continue;
 			}
-			sink_put(k, s + run, i - run);
-			sink_put(k, ent, strlen(ent));
+			esc_sink_put(k, s + run, i - run);
+			esc_sink_put(k, ent, strlen(ent));
 			run = ++i;
 			continue;
 		}
@@ -168,18 +158,18 @@ static void xml_escape_into(struct sink *k, const char *s, size_t len)
 			i += n;
 			continue;
 		}
-		sink_put(k, s + run, i - run);
+		esc_sink_put(k, s + run, i - run);
 		esc[2] = hex_digits[c >> 4];
 		esc[3] = hex_digits[c & 0xf];
-		sink_put(k, esc, 4);
+		esc_sink_put(k, esc, 4);
 		run = ++i;
 	}
-	sink_put(k, s + run, i - run);
+	esc_sink_put(k, s + run, i - run);
 }
 
 void xml_write_text(FILE *f, const char *s, size_t len)
 {
-	struct sink k = {.f = f};
+	struct esc_sink k = {.f = f};
 
 	if (s)
 		xml_escape_into(&k, s, len);
@@ -187,21 +177,8 @@ void xml_write_text(FILE *f, const char *s, size_t len)
 
 char *xml_escape(const char *s, size_t len)
 {
-	struct sink k = {0};
-
-	if (!s) {
-		s = "";
-		len = 0;
-	}
 	/* Worst case is six output bytes per input byte (&quot;). */
-	if (len > (SIZE_MAX - 1) / 6)
-		return NULL;
-	k.buf = malloc(len * 6 + 1);
-	if (!k.buf)
-		return NULL;
-	xml_escape_into(&k, s, len);
-	k.buf[k.len] = '\0';
-	return k.buf;
+	return esc_to_string(xml_escape_into, s, len, 6);
 }
 
 /*

@@ -59,29 +59,11 @@ static __attribute__((noreturn)) void jw_bug(const char *what)
 }
 
 /*
- * Escaping writes either to a FILE (jw_string) or to a buffer sized for the worst case
- * (json_escape), through this one sink so that both produce byte-identical text.
+ * The JSON string body for s: runs of bytes that need no escaping are copied in one piece. It
+ * writes through the escapers' sink (escape.h), so jw_string() and json_escape() give the same
+ * bytes.
  */
-struct sink {
-	FILE *f;
-	char *buf;
-	size_t len;
-};
-
-static void sink_put(struct sink *k, const char *p, size_t n)
-{
-	if (!n)
-		return;
-	if (k->f) {
-		fwrite(p, 1, n, k->f);
-		return;
-	}
-	memcpy(k->buf + k->len, p, n);
-	k->len += n;
-}
-
-/* The JSON string body for s: runs of bytes that need no escaping are copied in one piece. */
-static void escape_into(struct sink *k, const char *s, size_t len)
+static void escape_into(struct esc_sink *k, const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0, run = 0, n;
@@ -98,22 +80,22 @@ static void escape_into(struct sink *k, const char *s, size_t len)
 			i += n;
 			continue;
 		}
-		sink_put(k, s + run, i - run);
+		esc_sink_put(k, s + run, i - run);
 		switch (c) {
 		case '"':
-			sink_put(k, "\\\"", 2);
+			esc_sink_put(k, "\\\"", 2);
 			break;
 		case '\\':
-			sink_put(k, "\\\\", 2);
+			esc_sink_put(k, "\\\\", 2);
 			break;
 		case '\n':
-			sink_put(k, "\\n", 2);
+			esc_sink_put(k, "\\n", 2);
 			break;
 		case '\t':
-			sink_put(k, "\\t", 2);
+			esc_sink_put(k, "\\t", 2);
 			break;
 		case '\r':
-			sink_put(k, "\\r", 2);
+			esc_sink_put(k, "\\r", 2);
 			break;
 		default:
 			if (c < 0x80) {
@@ -121,7 +103,7 @@ static void escape_into(struct sink *k, const char *s, size_t len)
 				memcpy(esc, "\\u00", 4);
 				esc[4] = hex_digits[c >> 4];
 				esc[5] = hex_digits[c & 0xf];
-				sink_put(k, esc, 6);
+				esc_sink_put(k, esc, 6);
 			} else {
 				/*
 				 * A byte that is not part of valid UTF-8 has no code point to
@@ -131,42 +113,25 @@ static void escape_into(struct sink *k, const char *s, size_t len)
 				memcpy(esc, "\\\\x", 3);
 				esc[3] = hex_digits[c >> 4];
 				esc[4] = hex_digits[c & 0xf];
-				sink_put(k, esc, 5);
+				esc_sink_put(k, esc, 5);
 			}
 			break;
 		}
 		i++;
 		run = i;
 	}
-	sink_put(k, s + run, i - run);
+	esc_sink_put(k, s + run, i - run);
 }
 
 char *json_escape(const char *s, size_t len)
 {
-	struct sink k = {0};
-	char *shrunk;
-
-	if (!s) {
-		/* Not even NULL + 0: that is undefined too. */
-		s = "";
-		len = 0;
-	}
 	/* Worst case is six output bytes per input byte (\u00XX). */
-	if (len > (SIZE_MAX - 1) / 6)
-		return NULL;
-	k.buf = malloc(len * 6 + 1);
-	if (!k.buf)
-		return NULL;
-	escape_into(&k, s, len);
-	k.buf[k.len] = '\0';
-	/* Callers may keep many of these (symbol names): do not hold on to 6x the memory. */
-	shrunk = realloc(k.buf, k.len + 1);
-	return shrunk ? shrunk : k.buf;
+	return esc_to_string(escape_into, s, len, 6);
 }
 
 static void jw_write_string(struct json_writer *w, const char *s, size_t len)
 {
-	struct sink k = {.f = w->out};
+	struct esc_sink k = {.f = w->out};
 
 	fputc('"', w->out);
 	escape_into(&k, s, len);
