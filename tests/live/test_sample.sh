@@ -100,8 +100,13 @@ rc=$?
 ok "sample: tlb --sample 3 exits 0" "exit $rc: $(one_line "$TMP/tlb.err")" [ $rc -eq 0 ]
 ev=$(json_get "$TMP/tlb.json" 'd["stack_sampling"]["every"]' 2>/dev/null)
 ok "sample: tlb JSON stack_sampling.every = 3" "every '$ev'" [ "$ev" = 3 ]
-if python3 -c 'import google.protobuf' 2>/dev/null && command -v protoc >/dev/null; then
-	python3 "$(dirname "$0")/pprof_read.py" "$TMP/t.pb.gz" >"$TMP/t.facts" 2>&1
+# python3 on PATH may be another build (pyenv) without Debian's python3-protobuf.
+PY=
+for p in python3 /usr/bin/python3; do
+	"$p" -c 'import google.protobuf' 2>/dev/null && PY=$p && break
+done
+if [ -n "$PY" ] && command -v protoc >/dev/null; then
+	"$PY" "$(dirname "$0")/pprof_read.py" "$TMP/t.pb.gz" >"$TMP/t.facts" 2>&1
 	ok "sample: the pprof profile has period 3" "$(grep -E '^(period|error)' "$TMP/t.facts" | tr '\n' ' ')" \
 		grep -qx 'period 3' "$TMP/t.facts"
 else
