@@ -290,7 +290,9 @@ static __always_inline void fault_entry(void *ctx, __u32 cls, __u64 ip)
 	of->loc_ip = loc_ip;
 	of->file_ino = 0;
 	of->file_dev = 0;
-	if (collect_stacks) {
+	if (collect_stacks)
+		of->stacked = stack_sampled();
+	if (collect_stacks && of->stacked) {
 		bpf_get_current_comm(of->comm, sizeof(of->comm));
 		/* Kernel-mode faults too: the user stack shows the system call's caller. */
 		capture_stacks_of(ctx, cls & FC_USER, cls & FC_EXEC, &of->kernel_stack,
@@ -339,7 +341,7 @@ static __always_inline void fault_complete(bool major)
 	}
 	if (collect_procs)
 		proc_count(of->tgid, cls, true);
-	if (collect_stacks && (!stack_major_only || major) &&
+	if (collect_stacks && of->stacked && (!stack_major_only || major) &&
 	    (!stack_min_latency_ns || lat >= stack_min_latency_ns) &&
 	    (!stack_type_mask || (stack_type_mask & (1u << FC_TYPE(cls)))))
 		folded_count(of, cls, lat);

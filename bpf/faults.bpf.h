@@ -27,7 +27,7 @@ struct open_fault {
 	/* The file the fault's mapping maps (handle_mm_fault()'s vma: where hooked), or 0. */
 	__u64 file_ino;
 	__u32 file_dev;
-	__u32 file_pad;
+	__u32 stacked; /* its stacks were taken (--sample: not every fault's are) */
 };
 
 #if MMSCOPE_TASK_STORAGE
@@ -296,7 +296,7 @@ static __noinline void fault_abandoned(struct mm_stats *s, struct open_fault *of
 	if (of->loc_ip)
 		want_maps(of->tgid); /* its location's build ID was never read: a raw address */
 	/* An incomplete fault is neither major nor timed: not in a filtered run's stacks. */
-	if (collect_stacks && !stack_major_only && !stack_min_latency_ns &&
+	if (collect_stacks && of->stacked && !stack_major_only && !stack_min_latency_ns &&
 	    (!stack_type_mask || (stack_type_mask & (1u << FC_TYPE(of->cls)))))
 		folded_count(of, of->cls, 0);
 }

@@ -181,6 +181,7 @@ enum mm_counter {
 	CNT_FILE_OTHER_INCOMPLETE,
 	CNT_FILE_OTHER_LAT_SUM, /* their latency, for [other]'s mean */
 	CNT_LOST_FILE_NAME,	/* a file whose name the file_names map had no room for */
+	CNT_STACK_SAMPLES,	/* --sample N: events whose stacks were taken */
 	CNT_NR,
 };
 

@@ -65,6 +65,9 @@ RODATA(bool, lat_from_calls);
 RODATA(bool, stack_major_only);
 RODATA(__u64, stack_min_latency_ns);
 RODATA(__u32, stack_type_mask);
+/* --sample N: the stacks of one event in N on average, per CPU (0, 1: every event); see
+ * stack_sampled(). */
+RODATA(__u32, stack_sample_every);
 RODATA(bool, untrack_at_free); /* a process leaves tracked when its leader is freed */
 /* The fault's protection bit does not say whether the page was present (powerpc's hash MMU:
  * bpf/faults.bpf.h perf_regs_class()): no protection class, no copy-on-write type. */
@@ -1084,6 +1087,43 @@ static __always_inline void capture_stacks_of(void *ctx, bool user_fault, bool e
 		*uid = capture_user_stack(ctx, sc, bpf_get_current_pid_tgid() >> 32);
 	if ((!*kid && klen != 0) || (!*uid && no_mm != MM_KTHREAD))
 		count_lost(CNT_LOST_STACK);
+}
+
+/* Per CPU: the events left until the next one whose stacks are taken (stack_sampled()). */
+STATE_DECL struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} stack_countdown SEC(".maps");
+
+/*
+ * Whether the current event's stacks are to be taken (--sample N): the walk and the capture
+ * are most of what a stack-collecting run costs per event, and every table counts each event
+ * whether or not its stack is taken. Without --sample, every event. Else one event in N on
+ * average, per CPU: a countdown, restarted after each event taken at a length drawn uniformly
+ * from 1 to 2N - 1 (mean N), so that userspace weighs each stack taken as N events. A fixed
+ * period would alias with a workload's own period (a loop alternating a read and a write
+ * fault, sampled every 2nd event, would show only one of them); the draw costs a helper call
+ * per event taken only. The first event on each CPU is taken. A program interrupting another
+ * on this CPU may lose or repeat one step of the count: the mean stays N.
+ */
+static __always_inline bool stack_sampled(void)
+{
+	__u32 zero = 0, *left;
+
+	if (stack_sample_every <= 1)
+		return true;
+	left = bpf_map_lookup_elem(&stack_countdown, &zero);
+	if (!left)
+		return false;
+	if (*left > 1) {
+		(*left)--;
+		return false;
+	}
+	*left = 1 + bpf_get_prandom_u32() % (2 * stack_sample_every - 1);
+	count_inc(CNT_STACK_SAMPLES);
+	return true;
 }
 
 static __always_inline void capture_stacks(void *ctx, __u64 *kid, __u64 *uid)

@@ -71,6 +71,8 @@ static __always_inline void tlb_stack_count(void *ctx, __u32 tgid, __u32 reason)
 {
 	struct folded_key key = {};
 
+	if (!stack_sampled())
+		return;
 	key.tgid = tgid;
 	key.kind = KIND_TLB | reason;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));

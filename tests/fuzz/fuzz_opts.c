@@ -278,6 +278,9 @@ static void check_result(const struct command *cmd, struct mm_opts *o, int ret, 
 	}
 	if (o->weight_latency)
 		CHECK((cmd->flags & CMD_LATENCY) && (o->folded || o->svg));
+	if (o->sample_every)
+		CHECK((cmd->flags & CMD_STACKS) && opts_stacks(o) &&
+		      o->sample_every <= SAMPLE_EVERY_MAX);
 	if (o->no_children)
 		CHECK(o->npids > 0 || o->argv);
 	if (cmd->flags & CMD_SERVE) {
@@ -330,7 +333,7 @@ static void check_result(const struct command *cmd, struct mm_opts *o, int ret, 
 		CHECK(!o->npids && !o->tid && !o->cgroup && !o->cpu_filter);
 		CHECK(o->duration == 0 && o->interval == 0 && !o->timestamp);
 		CHECK(!o->output && !o->folded && !o->no_children && !o->argv);
-		CHECK(!o->svg && !o->weight_latency);
+		CHECK(!o->svg && !o->weight_latency && !o->sample_every);
 		CHECK(o->top == 10 && o->method == FORCE_NONE);
 	}
 }

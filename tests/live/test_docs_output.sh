@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # docs/output.md against what mmscope prints: every command with --json on a small workload
-# (and with -i, -p, -t, -c, -C, --svg, which add keys), and a scrape of serve (with --labels
-# comm and cgroup); every JSON key and every metric and label must be listed there
+# (and with -i, -p, -t, -c, -C, --svg, --sample, which add keys), and a scrape of serve (with
+# --labels comm and cgroup); every JSON key and every metric and label must be listed there
 # (tests/live/docs_output.py says which key of which run is not).
 . "$(dirname "$0")/lib.sh"
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -32,6 +32,7 @@ run "stat --json -- page_touch" stat --json -o "$(j)" -- "$W/page_touch" -w 200 
 run "stat --json -i -C 0 (whole host)" stat --json -i 0.1 -d 0.35 -C 0 -o "$(j)"
 run "faults --json -- page_touch" faults --json -o "$(j)" -- "$W/page_touch" -w 200 -r 100 -x 10 -k 10
 run "faults --json --svg -- cow_fork" faults --json --svg "$TMP/f.svg" -o "$(j)" -- "$W/cow_fork"
+run "faults --json --svg --sample 4 -- page_touch" faults --json --svg "$TMP/fs.svg" --sample 4 -o "$(j)" -- "$W/page_touch" -w 2000
 run "faults --json -i -- fault_anatomy" faults --json -i 0.05 -o "$(j)" -- "$W/fault_anatomy"
 run "tlb --json --svg -- mprotect_toggle" tlb --json --svg "$TMP/t.svg" -o "$(j)" -- "$W/mprotect_toggle" -i 100
 run "switch --json -- pingpong" switch --json -o "$(j)" -- "$W/pingpong" -r 200

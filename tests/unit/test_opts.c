@@ -276,6 +276,37 @@ static void numbers(void)
 	EXPECT(parse_cpu_list("200", mask, 128) != 0);
 }
 
+/* --sample N: on the commands with stacks, with a stack output, N from 1 to SAMPLE_EVERY_MAX. */
+static void sample(void)
+{
+	struct mm_opts o;
+	const char *a[] = {"faults", "--folded", "--sample", "16", NULL};
+	const char *b[] = {"tlb", "--svg", "t.svg", "--sample=1000000", NULL};
+	const char *c[] = {"faults", "--pprof", "p.pb.gz", "--sample", "1", NULL};
+	const char *d[] = {"faults", "--folded", NULL};
+	const char *bad[][5] = {
+		{"faults", "--folded", "--sample", "0", NULL},
+		{"faults", "--folded", "--sample", "1000001", NULL},
+		{"faults", "--folded", "--sample", "-2", NULL},
+		{"faults", "--folded", "--sample", "2.5", NULL},
+		{"faults", "--folded", "--sample", "", NULL},
+		{"faults", "--folded", "--sample", NULL},
+		{"faults", "--sample", "4", NULL}, /* no stacks to sample */
+		{"faults", "--json", "--sample", "4", NULL},
+	};
+	const char *st[] = {"stat", "--sample", "4", NULL};
+	const char *pr[] = {"probes", "--sample", "4", NULL};
+
+	EXPECT(parse(&o, &tracer, a) == 0 && o.sample_every == 16 && o.folded);
+	EXPECT(parse(&o, &stacker, b) == 0 && o.sample_every == SAMPLE_EVERY_MAX);
+	EXPECT(parse(&o, &tracer, c) == 0 && o.sample_every == 1);
+	EXPECT(parse(&o, &tracer, d) == 0 && o.sample_every == 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		EXPECT(parse(&o, &tracer, bad[i]) == -1);
+	EXPECT(parse(&o, &counter, st) == -1);
+	EXPECT(parse(&o, &plain, pr) == -1);
+}
+
 TEST_MAIN(T(good_options), T(quiet), T(command_after_separator), T(bad_options),
 	  T(folded_needs_stacks), T(svg_and_weight), T(stack_filters), T(help_returns_one),
-	  T(serve_options), T(numbers))
+	  T(serve_options), T(numbers), T(sample))

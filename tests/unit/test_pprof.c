@@ -187,7 +187,7 @@ struct decoded {
 	uint64_t function_name[MAXN + 1]; /* by function id: string id */
 	uint64_t mapping_file[MAXN + 1], mapping_build_id[MAXN + 1];
 	uint64_t mapping_start[MAXN + 1], mapping_limit[MAXN + 1], mapping_has_functions[MAXN + 1];
-	uint64_t nsample_types, default_sample_type, duration;
+	uint64_t nsample_types, default_sample_type, duration, period;
 };
 
 static void decode_packed(const struct field *f, uint64_t *out, int *n)
@@ -312,6 +312,9 @@ static void decode(const unsigned char *gz, size_t gzlen, struct decoded *d)
 			break;
 		case 10:
 			d->duration = f.v;
+			break;
+		case 12:
+			d->period = f.v;
 			break;
 		case 14:
 			d->default_sample_type = f.v;
@@ -474,6 +477,14 @@ static void empty_profile(void)
 	EXPECT_STREQ(d->strings[0], "");
 	EXPECT_STREQ(d->strings[1], "invalidations");
 	EXPECT_STREQ(d->strings[d->default_sample_type], "invalidations");
+	EXPECT_EQ_U64(d->period, 1);
+	free(gz);
+	/* --sample 16: one stack taken in 16 events, the period of every sample. */
+	memset(d, 0, sizeof(*d));
+	o.period = 16;
+	gz = write_profile(NULL, 0, &o, &len);
+	decode(gz, len, d);
+	EXPECT_EQ_U64(d->period, 16);
 	free(gz);
 	free(d);
 }

@@ -22,7 +22,8 @@ import re
 import statistics
 import sys
 
-CONFIGS = ["base", "mm_stat", "mm_faults", "mm_folded", "mm_folded_fp", "mm_tlb", "perf_stat",
+CONFIGS = ["base", "mm_stat", "mm_faults", "mm_folded", "mm_folded_fp", "mm_folded_s16",
+           "mm_folded_fp_s16", "mm_tlb", "perf_stat",
            "perf_record", "perf_dwarf", "bt_count", "bt_pair", "bt_stacks"]
 LABEL = {
     "base": "baseline (no tracer)",
@@ -30,6 +31,8 @@ LABEL = {
     "mm_faults": "mmscope faults",
     "mm_folded": "mmscope faults --folded (dwarf)",
     "mm_folded_fp": "mmscope faults --folded --unwind fp",
+    "mm_folded_s16": "mmscope faults --folded --sample 16 (dwarf)",
+    "mm_folded_fp_s16": "mmscope faults --folded --unwind fp --sample 16",
     "mm_tlb": "mmscope tlb",
     "perf_stat": "perf stat",
     "perf_record": "perf record -g",
@@ -38,7 +41,8 @@ LABEL = {
     "bt_pair": "bpftrace pairing",
     "bt_stacks": "bpftrace stacks",
 }
-MM = ["mm_stat", "mm_faults", "mm_folded", "mm_folded_fp", "mm_tlb"]
+MM = ["mm_stat", "mm_faults", "mm_folded", "mm_folded_fp", "mm_folded_s16", "mm_folded_fp_s16",
+      "mm_tlb"]
 PEERS = ["perf_stat", "perf_record", "perf_dwarf", "bt_count", "bt_pair", "bt_stacks"]
 # Where faults dominate the work (the fault-cost targets are judged on these). Not
 # mprotect_toggle --single: its region is pre-faulted and mprotect() back to read/write makes
@@ -56,6 +60,9 @@ STACK_PROGS = {
                   "pf_done_minor", "pf_done_major"},
 }
 STACK_PROGS["mm_folded_fp"] = STACK_PROGS["mm_folded"]
+# --sample 16: the same programs, which take the stacks of 1 fault in 16 (bpf/state.bpf.h
+# stack_sampled())
+STACK_PROGS["mm_folded_s16"] = STACK_PROGS["mm_folded_fp_s16"] = STACK_PROGS["mm_folded"]
 # The per-fault costs of collecting stacks: these, each over the baseline, and the DWARF walk's
 # own (mm_folded - mm_folded_fp), on the fault-heavy workloads.
 STACK_CONFIGS = ["mm_folded_fp", "mm_folded", "perf_record", "perf_dwarf"]

@@ -25,7 +25,8 @@ usage() {
   --quick           3 runs, smaller workloads, 3 start-up runs (about 5 minutes)
   -n, --runs N      interleaved timed runs of each (workload, configuration) (default 9)
   -w, --workloads L comma list of: page_touch exec_loop fork_exec mprotect_toggle tlb_switch
-  -c, --configs L   comma list of: base mm_stat mm_faults mm_folded mm_folded_fp mm_tlb
+  -c, --configs L   comma list of: base mm_stat mm_faults mm_folded mm_folded_fp
+                    mm_folded_s16 mm_folded_fp_s16 mm_tlb
                     perf_stat perf_record perf_dwarf bt_count bt_pair bt_stacks
                     (base is always run)
       --no-profile  skip the profile pass (BPF run time per program, RSS, map memory)
@@ -53,7 +54,7 @@ KEEP_STATS=0
 JUDGE=${JUDGE:-cpu}
 RUNS=${RUNS:-}
 WORKLOADS=${WORKLOADS:-page_touch,exec_loop,fork_exec,mprotect_toggle,tlb_switch}
-CONFIGS=${CONFIGS:-base,mm_stat,mm_faults,mm_folded,mm_folded_fp,mm_tlb,perf_stat,perf_record,perf_dwarf,bt_count,bt_pair,bt_stacks}
+CONFIGS=${CONFIGS:-base,mm_stat,mm_faults,mm_folded,mm_folded_fp,mm_folded_s16,mm_folded_fp_s16,mm_tlb,perf_stat,perf_record,perf_dwarf,bt_count,bt_pair,bt_stacks}
 OUT=${OUT:-$BUILD/bench}
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -93,7 +94,8 @@ IFS=, read -r -a cfgs <<<"$CONFIGS"
 for w in "${wls[@]}"; do [ -n "${WL_ARGS[$w]+x}" ] || die "unknown workload: $w"; done
 [[ ",$CONFIGS," == *,base,* ]] || cfgs=(base "${cfgs[@]}")
 for c in "${cfgs[@]}"; do
-	case $c in base | mm_stat | mm_faults | mm_folded | mm_folded_fp | mm_tlb | perf_stat | \
+	case $c in base | mm_stat | mm_faults | mm_folded | mm_folded_fp | mm_folded_s16 | \
+		mm_folded_fp_s16 | mm_tlb | perf_stat | \
 		perf_record | perf_dwarf | bt_count | bt_pair | bt_stacks) ;;
 	*) die "unknown configuration: $c" ;;
 	esac
@@ -170,6 +172,8 @@ build_cmd() {
 	mm_faults) RUN=("$MM" faults --json -o "$aux" -- "$@") ;;
 	mm_folded) RUN=("$MM" faults --folded -o "$aux" -- "$@") ;;
 	mm_folded_fp) RUN=("$MM" faults --folded --unwind fp -o "$aux" -- "$@") ;;
+	mm_folded_s16) RUN=("$MM" faults --folded --sample 16 -o "$aux" -- "$@") ;;
+	mm_folded_fp_s16) RUN=("$MM" faults --folded --unwind fp --sample 16 -o "$aux" -- "$@") ;;
 	mm_tlb) RUN=("$MM" tlb --json -o "$aux" -- "$@") ;;
 	perf_stat) RUN=("$PERF" stat -e "$PERF_EVENTS" -o "$aux" -- "$@") ;;
 	# -B: no build-id pass after the workload has exited (not part of the measured loop). While
@@ -202,7 +206,8 @@ run_one() {
 	loop=$(sed -n 's/.* loop_ns=\([0-9]*\).*/\1/p' <<<"$line")
 	cpu=$(sed -n 's/.* cpu_ns=\([0-9]*\).*/\1/p' <<<"$line")
 	case $cfg in
-	mm_folded | mm_folded_fp)
+	mm_folded | mm_folded_fp | mm_folded_s16 | mm_folded_fp_s16)
+		# with --sample 16: the weights, 16 a stack taken (an estimate of the faults)
 		events=$(awk '{ s += $NF } END { print s + 0 }' "$aux" 2>/dev/null)
 		lost=$(sed -n 's/.*warning: lost \([0-9]*\).*/\1/p' "$err" | awk '{ s += $1 } END { print s + 0 }')
 		[ "$round" = 1 ] || rm -f "$aux"
@@ -359,6 +364,8 @@ if [ "$PROFILE" = 1 ]; then
 			mm_faults) mode=(faults --json -o) ext=json ;;
 			mm_folded) mode=(faults --folded -o) ext=folded ;;
 			mm_folded_fp) mode=(faults --folded --unwind fp -o) ext=folded ;;
+			mm_folded_s16) mode=(faults --folded --sample 16 -o) ext=folded ;;
+			mm_folded_fp_s16) mode=(faults --folded --unwind fp --sample 16 -o) ext=folded ;;
 			mm_tlb) mode=(tlb --json -o) ext=json ;;
 			*) continue ;;
 			esac

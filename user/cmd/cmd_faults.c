@@ -219,7 +219,9 @@ const struct command cmd_faults = {
 		"goes\n"
 		"  mmscope faults --folded -- ./app | flamegraph.pl > faults.svg\n"
 		"  mmscope faults --pprof f.pb.gz -- ./app  # for go tool pprof, Parca, "
-		"Pyroscope\n",
+		"Pyroscope\n"
+		"  mmscope faults --folded --sample 16 -p 1234  # 1 stack in 16 faults, "
+		"each x16\n",
 	.flags = CMD_TRACES | CMD_STACKS | CMD_LATENCY,
 	.traces = "page faults",
 	.run = run_faults,

@@ -37,6 +37,7 @@ enum {
 	OPT_MIN_LATENCY,
 	OPT_TYPE,
 	OPT_BPF_STATS,
+	OPT_SAMPLE,
 };
 
 static const struct option long_opts[] = {
@@ -72,6 +73,7 @@ static const struct option long_opts[] = {
 	{"labels", required_argument, NULL, OPT_LABELS},
 	{"max-series", required_argument, NULL, OPT_MAX_SERIES},
 	{"bpf-stats", no_argument, NULL, OPT_BPF_STATS},
+	{"sample", required_argument, NULL, OPT_SAMPLE},
 	{NULL, 0, NULL, 0},
 };
 
@@ -146,6 +148,10 @@ void opts_usage(const struct command *cmd, FILE *f)
 				"profile\n"
 				"                          (gzipped profile.proto: go tool pprof, "
 				"Parca, Pyroscope)\n"
+				"      --sample N          take the stacks of 1 event in N (on "
+				"average, per CPU),\n"
+				"                          each weighing N; the counts stay exact "
+				"(default 1)\n"
 				"      --unwind HOW        user stacks: dwarf (call-frame tables, "
 				"for code\n"
 				"                          without frame pointers), fp (frame "
@@ -408,7 +414,7 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 {
 	const char *short_opts = cmd->flags & CMD_TRACES ? "+:p:t:c:C:d:i:To:vqh" : "+:vh";
 	bool have_cmd_sep = false, have_weight = false, have_unwind = false;
-	bool have_stack_filter = false;
+	bool have_stack_filter = false, have_sample = false;
 	const char *last_optarg = NULL; /* "--" as an option's value is not the separator */
 	int c, ncpus;
 	uint64_t v;
@@ -646,6 +652,21 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 			}
 			have_unwind = true;
 			break;
+		case OPT_SAMPLE:
+			if (!(cmd->flags & CMD_STACKS)) {
+				err_msg("--sample: '%s' collects no stacks (stacks come from "
+					"'mmscope faults' and 'mmscope tlb')",
+					cmd->name);
+				return -1;
+			}
+			if (!parse_u64(optarg, &v) || v < 1 || v > SAMPLE_EVERY_MAX) {
+				err_msg("--sample %s: expected a number of events from 1 to %d",
+					printable(optarg), SAMPLE_EVERY_MAX);
+				return -1;
+			}
+			opts->sample_every = (uint32_t)v;
+			have_sample = true;
+			break;
 		case OPT_UNWIND_CACHE:
 			if (!optarg[0]) {
 				err_msg("--unwind-cache: expected a directory, or none");
@@ -763,6 +784,11 @@ int opts_parse(struct mm_opts *opts, const struct command *cmd, int argc, char *
 	if (have_unwind && !opts_stacks(opts)) {
 		err_msg("--unwind: it chooses how the stacks of --folded, --svg or --pprof are "
 			"walked; give one of them");
+		return -1;
+	}
+	if (have_sample && !opts_stacks(opts)) {
+		err_msg("--sample: it samples the stacks of --folded, --svg or --pprof; give one "
+			"of them");
 		return -1;
 	}
 	if (have_stack_filter && !opts_stacks(opts)) {

@@ -42,6 +42,10 @@ enum unwind_method {
 
 #define UNWIND_MEMORY_DEFAULT_MB 32
 
+/* --sample N: its largest N. 2N - 1 stays far below 2^32: a 32-bit random number modulo it is
+ * uniform within 1 part in 2000 (bpf/state.bpf.h stack_sampled()). */
+#define SAMPLE_EVERY_MAX 1000000
+
 struct command;
 
 struct mm_opts {
@@ -67,6 +71,9 @@ struct mm_opts {
 	int unwind;		  /* enum unwind_method: how user stacks are walked */
 	int unwind_memory_mb;	  /* --unwind-memory: the DWARF tables' budget (0: default) */
 	const char *unwind_cache; /* --unwind-cache DIR, or "none"; NULL: the default */
+	/* --sample N: the stacks of one event in N (on average, per CPU), each weighing N in
+	 * the folded, SVG and pprof outputs; 0 or 1: every event's */
+	uint32_t sample_every;
 	const char *output;
 	const char *btf;
 	int method; /* enum method_force */

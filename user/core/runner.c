@@ -90,9 +90,11 @@ static void hooks_line(const struct session *s, char *buf, size_t len)
 }
 
 /* The flame graph of the run's stacks, with what, where and how in its title lines. */
-static int write_svg(struct session *s, const struct tracing_spec *sp, const struct stack_set *set)
+static int write_svg(struct session *s, const struct tracing_spec *sp, const struct stack_set *set,
+		     uint64_t taken)
 {
-	char title[256], target[512], where[768], hooks[1024], totals[256], lat[32];
+	char title[256], target[512], where[768], hooks[1024], totals[384], lat[32], sampled[128];
+	uint32_t every = s->opts->sample_every;
 	struct flame_opts fo = {
 		.title = title, .unit = sp->flame_unit, .latency = s->opts->weight_latency};
 	struct utsname u;
@@ -100,16 +102,22 @@ static int write_svg(struct session *s, const struct tracing_spec *sp, const str
 
 	uname(&u);
 	report_target_line(s, target, sizeof(target));
-	snprintf(title, sizeof(title), "mmscope %s: %s by stack, width = %s", s->opts->cmd->name,
-		 sp->flame_what, s->opts->weight_latency ? "latency" : "count");
+	snprintf(title, sizeof(title), "mmscope %s: %s by stack, width = %s%s", s->opts->cmd->name,
+		 sp->flame_what, s->opts->weight_latency ? "latency" : "count",
+		 every > 1 ? " (estimated from sampled stacks)" : "");
+	sampled[0] = '\0';
+	if (every > 1)
+		snprintf(sampled, sizeof(sampled),
+			 " (estimated: stacks of 1 in %u %s per CPU, %llu taken, each weighing %u)",
+			 every, sp->flame_unit, (unsigned long long)taken, every);
 	snprintf(where, sizeof(where), "%s; kernel %s %s", target, u.release, u.machine);
 	hooks_line(s, hooks, sizeof(hooks));
 	flame_format_ns(set->latency_ns, lat, sizeof(lat));
-	snprintf(totals, sizeof(totals), "%llu %s on %d stacks%s%s%s in %.2f s",
+	snprintf(totals, sizeof(totals), "%llu %s on %d stacks%s%s%s in %.2f s%s",
 		 (unsigned long long)set->count, sp->flame_unit, set->distinct,
 		 set->latency_ns ? ", " : "", set->latency_ns ? lat : "",
 		 set->latency_ns ? " latency (fault entry to completion)" : "",
-		 session_duration_s(s));
+		 session_duration_s(s), sampled);
 	fo.subtitle[0] = where;
 	fo.subtitle[1] = hooks;
 	fo.subtitle[2] = totals;
@@ -121,9 +129,10 @@ static int write_svg(struct session *s, const struct tracing_spec *sp, const str
 
 /* The profile of the run's stacks, with what, where and how as its comments. */
 static int write_pprof(struct session *s, const struct tracing_spec *sp,
-		       const struct stack_set *set)
+		       const struct stack_set *set, uint64_t taken)
 {
-	char what[256], target[512], where[768], hooks[1024];
+	char what[256], target[512], where[768], hooks[1024], sampled[192];
+	uint32_t every = s->opts->sample_every;
 	unsigned char kid[64];
 	int kid_len = kernel_build_id(kid, sizeof(kid));
 	struct pprof_opts po = {
@@ -138,7 +147,8 @@ static int write_pprof(struct session *s, const struct tracing_spec *sp,
 		.duration_nanos = (uint64_t)(session_duration_s(s) * 1e9),
 		.kernel_build_id = kid_len > 0 ? kid : NULL,
 		.kernel_build_id_len = kid_len > 0 ? (size_t)kid_len : 0,
-		.comment = {what, where, hooks},
+		.comment = {what, where, hooks, every > 1 ? sampled : NULL},
+		.period = every > 1 ? every : 1,
 	};
 	struct utsname u;
 	int err;
@@ -148,6 +158,10 @@ static int write_pprof(struct session *s, const struct tracing_spec *sp,
 	uname(&u);
 	report_target_line(s, target, sizeof(target));
 	snprintf(what, sizeof(what), "mmscope %s: %s by stack", s->opts->cmd->name, sp->flame_what);
+	snprintf(sampled, sizeof(sampled),
+		 "stacks of 1 in %u %s (on average, per CPU) taken: %llu; each sample weighs %u, "
+		 "its values are estimates",
+		 every, sp->flame_unit, (unsigned long long)taken, every);
 	snprintf(where, sizeof(where), "%s; kernel %s %s", target, u.release, u.machine);
 	hooks_line(s, hooks, sizeof(hooks));
 	err = pprof_write(s->pprof, set->recs, set->n, &po);
@@ -177,20 +191,25 @@ int run_tracing(struct mm_opts *opts, const struct tracing_spec *sp)
 	/* Faults still open now never completed: incomplete, with their invalidations. */
 	st.c[CNT_FAULT_REPLACED] += session_open_faults(&s, &st);
 	if (opts_stacks(opts)) {
+		/* --sample N: each stack taken stands for N events, lost ones too. */
+		uint64_t weight = opts->sample_every > 1 ? opts->sample_every : 1;
+		uint64_t taken = st.c[CNT_STACK_SAMPLES];
 		struct stack_set set;
 		int err;
 
 		folded_session = &s;
 		err = read_stacks(&s, kind_name_trampoline, opts->svg || opts->pprof, &set);
 		st.c[CNT_LOST_FOLDED] += set.lost;
+		scale_stacks(&set, weight);
 		if (err)
 			err_msg("reading the stacks: %s", strerror(-err));
 		else if (opts->folded)
-			write_folded(s.out, &set, opts->weight_latency, st.c[CNT_LOST_FOLDED]);
+			write_folded(s.out, &set, opts->weight_latency,
+				     st.c[CNT_LOST_FOLDED] * weight);
 		if (!err && opts->svg)
-			err = write_svg(&s, sp, &set);
+			err = write_svg(&s, sp, &set, taken);
 		if (!err && opts->pprof)
-			err = write_pprof(&s, sp, &set);
+			err = write_pprof(&s, sp, &set, taken);
 		free_stacks(&set);
 		if (err)
 			goto out;

@@ -564,6 +564,7 @@ static void configure(struct session *s)
 	sk->rodata->stack_major_only = o->major_only;
 	sk->rodata->stack_min_latency_ns = o->min_latency_ns;
 	sk->rodata->stack_type_mask = o->type_mask;
+	sk->rodata->stack_sample_every = o->sample_every;
 	/* Open faults per CPU where the switch hook moves a sleeping thread's to its own entry
 	 * (bpf/faults.bpf.h cpu_open_faults). */
 	sk->rodata->open_fault_percpu = !s->cfg.count_only &&
@@ -1702,7 +1703,7 @@ struct open_fault_value {
 	char comm[MMSCOPE_COMM_LEN];
 	__u64 loc_ip;
 	__u64 file_ino;
-	__u32 file_dev, file_pad;
+	__u32 file_dev, stacked;
 };
 
 /* One open fault found at the end: incomplete, with its class's invalidations. */

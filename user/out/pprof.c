@@ -682,9 +682,10 @@ static void encode(struct pprof *pp, struct pb_buf *out, const struct stack_reco
 		pb_field_varint(out, PROFILE_COMMENT, text_str(pp, o->comment[i]));
 	pb_field_varint(out, PROFILE_TIME_NANOS, o->time_nanos);
 	pb_field_varint(out, PROFILE_DURATION_NANOS, o->duration_nanos);
-	/* Each sample is events counted one by one: a period of 1 event. */
+	/* Events counted one by one: a period of 1 event; with --sample N, one stack taken in N
+	 * events, and the values already multiplied by N (as perf's sample period). */
 	write_value_type(pp, out, PROFILE_PERIOD_TYPE, &msg, o->events, o->unit);
-	pb_field_varint(out, PROFILE_PERIOD, 1);
+	pb_field_varint(out, PROFILE_PERIOD, o->period ? o->period : 1);
 	/* Said even for the first type: without it, pprof shows the last. */
 	pb_field_varint(out, PROFILE_DEFAULT_SAMPLE_TYPE,
 			pb_cstr(&pp->st, o->latency && o->default_latency ? "latency" : o->events));

@@ -47,7 +47,8 @@ struct pprof_opts {
 	uint64_t duration_nanos;
 	const unsigned char *kernel_build_id;
 	size_t kernel_build_id_len;
-	const char *comment[4]; /* what, where, how: NULL-terminated */
+	const char *comment[4]; /* what, where, how (and the sampling): NULL-terminated */
+	uint64_t period;	/* events a sample's count stands for (--sample N); 0: 1 */
 };
 
 /* Write the gzipped profile of recs to f. 0, or -errno (memory, write error). */

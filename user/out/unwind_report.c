@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * How the run's user stacks were walked: DWARF tables or frame pointers (and why not DWARF),
- * how far the walks got and why they ended, and what the tables hold. JSON "unwind", a text
- * section under the tables, and one line on stderr with --folded -v.
+ * how far the walks got and why they ended, and what the tables hold; and with --sample, how
+ * many stacks were taken. JSON "unwind" (and "stack_sampling"), a text section under the
+ * tables, and lines on stderr with --folded -v.
  */
 #include <stdio.h>
 
@@ -141,17 +142,47 @@ static void text_unwind(FILE *out, const struct session *s, const struct mm_stat
 			t->files_evicted, (double)t->bytes_evicted / 1048576.0);
 }
 
+/* --sample N (absent without it, or with N 1: every event's stacks are taken). */
+static void json_sampling(struct json_writer *jw, const struct session *s,
+			  const struct mm_stats *st)
+{
+	if (s->opts->sample_every <= 1)
+		return;
+	jw_key(jw, "stack_sampling");
+	jw_begin_object(jw);
+	jw_key(jw, "every");
+	jw_u64(jw, s->opts->sample_every);
+	jw_key(jw, "stacks_taken");
+	jw_u64(jw, st->c[CNT_STACK_SAMPLES]);
+	jw_end_object(jw);
+}
+
+static void text_sampling(FILE *out, const struct session *s, const struct mm_stats *st)
+{
+	if (s->opts->sample_every <= 1)
+		return;
+	fprintf(out,
+		"\nstacks: sampled, 1 event in %u on average per CPU: %llu taken, each weighing "
+		"%u in the stacks' counts (the tables count every event)\n",
+		s->opts->sample_every, (unsigned long long)st->c[CNT_STACK_SAMPLES],
+		s->opts->sample_every);
+}
+
 void unwind_report(struct report *r, const struct mm_stats *st)
 {
 	if (!r->s->cfg.stacks && !r->s->cfg.tlb_stacks)
 		return;
-	if (r->jw)
+	if (r->jw) {
+		json_sampling(r->jw, r->s, st);
 		json_unwind(r->jw, r->s, st);
-	else
+	} else {
+		text_sampling(r->out, r->s, st);
 		text_unwind(r->out, r->s, st);
+	}
 }
 
 void unwind_report_stderr(const struct session *s, const struct mm_stats *st)
 {
+	text_sampling(stderr, s, st);
 	text_unwind(stderr, s, st);
 }

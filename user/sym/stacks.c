@@ -599,6 +599,18 @@ void free_stacks(struct stack_set *set)
 	memset(set, 0, sizeof(*set));
 }
 
+void scale_stacks(struct stack_set *set, uint64_t every)
+{
+	if (every <= 1)
+		return;
+	for (int i = 0; i < set->n; i++) {
+		set->recs[i].count *= every;
+		set->recs[i].latency_ns *= every;
+	}
+	set->count *= every;
+	set->latency_ns *= every;
+}
+
 int write_folded(FILE *out, const struct stack_set *set, bool latency, uint64_t other)
 {
 	int written = 0;

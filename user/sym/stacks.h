@@ -53,6 +53,10 @@ typedef void (*kind_name_fn)(uint32_t kind, char *buf, size_t len);
  * tens of thousands of stacks would otherwise take mmscope tens of MB and as many page faults. */
 int read_stacks(struct session *s, kind_name_fn kind_name, bool with_frames, struct stack_set *set);
 void free_stacks(struct stack_set *set);
+/* --sample N: each stack taken stands for N events (bpf/state.bpf.h stack_sampled()); its
+ * count and latency, and the totals, are multiplied by every (nothing done for 0 or 1). The
+ * records lost (set->lost) stay counts of stacks taken. */
+void scale_stacks(struct stack_set *set, uint64_t every);
 /* Folded lines "frame;frame;... WEIGHT": weight = count, or latency in ns (lines of weight 0
  * left out), then, weighted by count, "[other] N" for the other events that were not kept in
  * a line (other: CNT_LOST_FOLDED). Returns the number of lines. */
