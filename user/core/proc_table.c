@@ -251,6 +251,54 @@ int proc_fold_sweep(struct proc_fold *pf, const struct bpf_map *rows_map,
 	return err;
 }
 
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct proc_row *x = a, *y = b;
+	uint64_t tx = x->f.user + x->f.kernel, ty = y->f.user + y->f.kernel;
+
+	return tx < ty ? 1 : tx > ty ? -1 : (x->tgid > y->tgid) - (x->tgid < y->tgid);
+}
+
+struct proc_row *read_procs(struct session *s, int *n, struct proc_row *other)
+{
+	struct proc_row *rows = proc_table_read(s, s->skel->maps.procs, s->skel->maps.proc_pending,
+						sizeof(*rows), offsetof(struct proc_row, f), n);
+
+	const struct proc_fold *gone = &s->gone_procs;
+	struct proc_row *all;
+
+	memset(other, 0, sizeof(*other));
+	/* The remainder row (bpf/state.bpf.h proc_other_row()) apart. */
+	for (int i = 0; i < *n; i++) {
+		if (rows[i].tgid != PROC_OTHER_TGID)
+			continue;
+		*other = rows[i];
+		memmove(&rows[i], &rows[i + 1], (size_t)(*n - i - 1) * sizeof(*rows));
+		(*n)--;
+		break;
+	}
+	/* With the rows of the processes gone that the run kept (proc_fold_sweep()). */
+	for (int k = 0; k < PC_NR; k++)
+		other->f.n[k] += gone->other.n[k];
+	all = gone->n ? realloc(rows, (size_t)(*n + gone->n) * sizeof(*rows)) : rows;
+	if (!all && gone->n) {
+		warn_msg("the rows of %d processes gone not shown: out of memory", gone->n);
+		for (int i = 0; i < gone->n; i++)
+			for (int k = 0; k < PC_NR; k++)
+				other->f.n[k] += gone->rows[i].f.n[k];
+		all = rows;
+	} else {
+		for (int i = 0; i < gone->n; i++) {
+			all[*n].tgid = gone->rows[i].tgid;
+			all[*n].f = gone->rows[i].f;
+			(*n)++;
+		}
+	}
+	if (all)
+		qsort(all, (size_t)*n, sizeof(*all), cmp_proc);
+	return all;
+}
+
 static bool process_gone(uint32_t tgid)
 {
 	return kill((pid_t)tgid, 0) != 0 && errno == ESRCH;

@@ -59,6 +59,17 @@ void proc_fold_free(struct proc_fold *pf);
 int proc_fold_sweep(struct proc_fold *pf, const struct bpf_map *rows_map,
 		    const struct bpf_map *slots_map, int ncpus);
 
+struct proc_row {
+	uint32_t tgid;
+	struct proc_faults f;
+};
+
+/* Per-process rows of the faults table, with those of the processes gone that the run kept
+ * (proc_fold_sweep()), sorted by faults, descending; *n rows, and in *other the remainder
+ * row's counts ([other]: processes the table had no room for; zeros where there is none).
+ * Caller frees. */
+struct proc_row *read_procs(struct session *s, int *n, struct proc_row *other);
+
 /* The per-process tables, in the order proc_tables_pass() gives them. */
 enum proc_table_id {
 	PROC_TABLE_FAULTS, /* struct proc_faults rows */
