@@ -50,7 +50,7 @@ static struct file_proc procs_a[2] = {{5, "cat", {8, 2, 0}}, {6, "sh", {2, 0, 0}
 static struct file_proc procs_b[1] = {{7, "a;b", {3, 0, 1}}};
 static struct file_proc procs_c[1] = {{8, "dd", {1, 1, 0}}};
 static struct file_row rows[3];
-static struct file_row *bymajor[2];
+static struct file_major_ref bymajor[2];
 static struct mm_stats st;
 
 /*
@@ -87,8 +87,8 @@ static struct file_result files(void)
 				    .path = "/tmp/x y",
 				    .name = "x y",
 				    .shown = true};
-	bymajor[0] = &rows[0];
-	bymajor[1] = &rows[2];
+	bymajor[0].row = &rows[0];
+	bymajor[1].row = &rows[2];
 	memset(&st, 0, sizeof(st));
 	/* 6 minor faults more, on files the table had no room for. */
 	st.c[CNT_FILE_MINOR] = 20;

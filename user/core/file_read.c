@@ -39,8 +39,8 @@ static int cmp_faults(const void *a, const void *b)
 /* In the order by major faults (the rows stay in their order by faults). */
 static int cmp_major(const void *a, const void *b)
 {
-	const struct file_row *x = *(struct file_row *const *)a;
-	const struct file_row *y = *(struct file_row *const *)b;
+	const struct file_row *x = ((const struct file_major_ref *)a)->row;
+	const struct file_row *y = ((const struct file_major_ref *)b)->row;
 	if (x->n[TY_MAJOR] != y->n[TY_MAJOR])
 		return x->n[TY_MAJOR] < y->n[TY_MAJOR] ? 1 : -1;
 	return cmp_faults(x, y);
@@ -257,12 +257,12 @@ void file_result_read(struct session *s, struct file_result *res)
 	for (int i = 0; i < res->n; i++) {
 		res->rows[i].shown = i < res->top;
 		if (res->bymajor && res->rows[i].n[TY_MAJOR])
-			res->bymajor[res->nmajor++] = &res->rows[i];
+			res->bymajor[res->nmajor++].row = &res->rows[i];
 	}
 	if (res->bymajor) {
 		qsort(res->bymajor, (size_t)res->nmajor, sizeof(*res->bymajor), cmp_major);
 		for (int i = 0; i < res->nmajor && i < res->top; i++)
-			res->bymajor[i]->shown = true;
+			res->bymajor[i].row->shown = true;
 	}
 }
 

@@ -33,6 +33,11 @@ struct file_row {
 	bool shown; /* among the top by faults or by major faults */
 };
 
+/* A row in the order by major faults (the rows stay in their order by faults). */
+struct file_major_ref {
+	struct file_row *row;
+};
+
 struct file_result {
 	/* Why fault types (and so files) cannot be told on this kernel, or NULL: then the rest
 	 * is empty. */
@@ -41,7 +46,7 @@ struct file_result {
 	int top;      /* files shown: the first top by faults and the first top by majors */
 	struct file_row *rows; /* by faults, descending */
 	int n;
-	struct file_row **bymajor; /* the rows with major faults, by major faults, descending */
+	struct file_major_ref *bymajor; /* the rows with major faults, by them, descending */
 	int nmajor;
 };
 

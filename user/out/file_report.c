@@ -159,7 +159,7 @@ void faults_report_files(struct report *r, const struct mm_stats *st, const stru
 				 st->c[CNT_FILE_OTHER_INCOMPLETE]};
 	uint64_t other_lat = st->c[CNT_FILE_OTHER_LAT_SUM], text_other[TY_NR];
 	const struct file_row *rows = f->rows;
-	int top = f->top, n = f->n;
+	int top = f->top, n = rows ? f->n : 0;
 
 	if (f->why) {
 		if (r->jw) {
@@ -232,7 +232,7 @@ void faults_report_files(struct report *r, const struct mm_stats *st, const stru
 		if (f->nmajor) {
 			text_header(r, "files by major faults (page-cache misses)");
 			for (int i = 0; i < f->nmajor && i < top; i++)
-				text_row(r, f->untimed, f->bymajor[i]);
+				text_row(r, f->untimed, f->bymajor[i].row);
 		}
 	}
 }
