@@ -164,9 +164,13 @@ static void print_faults(struct report *r, const struct mm_stats *st, const stru
 	faults_report_counts(r, st, 0, true);
 	faults_report_anatomy(r, st, true);
 	if (final) {
+		struct file_result files;
+
 		by_process(r, r->s);
 		top_locations(r, r->s, st);
-		faults_report_files(r, st);
+		file_result_read(r->s, &files);
+		faults_report_files(r, st, &files);
+		file_result_free(&files);
 	}
 	/* faults.by_fault_class: the table `mmscope tlb` shows too. */
 	tlb_report_by_fault_class(r, st);

@@ -37,19 +37,17 @@ static int run_serve(struct mm_opts *opts)
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <netinet/in.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include <microhttpd.h>
 #include <netdb.h>
 
 #include "lib/escape.h"
 #include "out/faults_report.h"
 #include "out/metrics.h"
+#include "core/proc_table.h"
 #include "core/runner.h"
 #include "out/serve_series.h"
 #include "core/session.h"
 #include "out/tlb_report.h"
-#include "mmscope.skel.h"
 
 /* Buckets kept stable from scrape to scrape: fault latency up to 2^35 ns (34 s), pages per
  * flush up to 2^16; larger values are only in +Inf. */
@@ -101,31 +99,6 @@ static void cgroup_of(uint32_t tgid, char *buf, size_t len)
 	snprintf(buf, len, "%.*s", (int)strcspn(p, "\n"), p);
 }
 
-static bool process_gone(uint32_t tgid)
-{
-	return kill((pid_t)tgid, 0) != 0 && errno == ESRCH;
-}
-
-/* Gone processes seen in this pass, deleted from every map at its end. */
-struct gone_list {
-	uint32_t *tgids;
-	size_t n, cap;
-};
-
-static void gone_add(struct gone_list *g, uint32_t tgid)
-{
-	if (g->n == g->cap) {
-		size_t cap = g->cap ? g->cap * 2 : 256;
-		uint32_t *p = realloc(g->tgids, cap * sizeof(*p));
-
-		if (!p)
-			return;
-		g->tgids = p;
-		g->cap = cap;
-	}
-	g->tgids[g->n++] = tgid;
-}
-
 static void comm_value(const char *comm, char *buf)
 {
 	size_t n = bounded_strlen(comm, MMSCOPE_COMM_LEN);
@@ -134,30 +107,9 @@ static void comm_value(const char *comm, char *buf)
 	buf[n] = '\0';
 }
 
-/* Walk one per-process map: gone processes are read (their final values) and listed. */
-static void pass_map(int fd, size_t value_size, struct gone_list *gone,
-		     void (*row)(uint32_t tgid, const void *value))
+static void forget_process(uint32_t tgid)
 {
-	uint32_t key, next;
-	bool first = true;
-	char value[sizeof(struct tlb_proc) > sizeof(struct proc_faults)
-			   ? sizeof(struct tlb_proc)
-			   : sizeof(struct proc_faults)];
-
-	if (fd < 0 || value_size > sizeof(value))
-		return;
-	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
-		bool was_gone = process_gone(next);
-
-		first = false;
-		key = next;
-		/* Gone before the read: this read is its last. */
-		if (bpf_map_lookup_elem(fd, &key, value) != 0)
-			continue;
-		row(key, value);
-		if (was_gone)
-			gone_add(gone, key);
-	}
+	series_forget(&srv.series, tgid);
 }
 
 static void row_faults(uint32_t tgid, const void *v)
@@ -201,36 +153,15 @@ static void row_switch(uint32_t tgid, const void *v)
 /* Under srv.lock. */
 static void labels_pass(void)
 {
-	struct mmscope *sk = srv.s.skel;
-	int fds[3] = {bpf_map__fd(sk->maps.procs), bpf_map__fd(sk->maps.tlb_procs),
-		      bpf_map__fd(sk->maps.switch_procs)};
-	void (*const rows[3])(uint32_t, const void *) = {row_faults, row_tlb, row_switch};
-	char value[sizeof(struct tlb_proc)];
-	struct gone_list gone = {0};
-
-	_Static_assert(sizeof(struct tlb_proc) >= sizeof(struct proc_faults) &&
-			       sizeof(struct tlb_proc) >= sizeof(struct switch_proc),
-		       "value buffer");
+	static void (*const rows[PROC_TABLES])(uint32_t, const void *) = {
+		[PROC_TABLE_FAULTS] = row_faults,
+		[PROC_TABLE_TLB] = row_tlb,
+		[PROC_TABLE_SWITCH] = row_switch,
+	};
 
 	if (!srv.series.labels)
 		return;
-	pass_map(fds[0], sizeof(struct proc_faults), &gone, row_faults);
-	pass_map(fds[1], sizeof(struct tlb_proc), &gone, row_tlb);
-	pass_map(fds[2], sizeof(struct switch_proc), &gone, row_switch);
-	/* A process found gone in one map may have been read alive in another: read each of
-	 * its entries once more (final now), then delete them. A tgid can be listed by each
-	 * map: the second time there is nothing left to read. */
-	for (size_t i = 0; i < gone.n; i++) {
-		for (int m = 0; m < 3; m++) {
-			if (fds[m] >= 0 &&
-			    bpf_map_lookup_elem(fds[m], &gone.tgids[i], value) == 0) {
-				rows[m](gone.tgids[i], value);
-				bpf_map_delete_elem(fds[m], &gone.tgids[i]);
-			}
-		}
-		series_forget(&srv.series, gone.tgids[i]);
-	}
-	free(gone.tgids);
+	proc_tables_pass(&srv.s, rows, forget_process);
 }
 
 /* ---- the page ---- */

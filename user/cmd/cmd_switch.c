@@ -8,8 +8,13 @@ static void print_switch(struct report *r, const struct mm_stats *st, const stru
 			 bool final)
 {
 	switch_report_counts(r, st);
-	if (final)
-		switch_report_details(r, percpu, r->s->ncpus);
+	if (final) {
+		struct switch_details d;
+
+		switch_details_read(r->s, &d);
+		switch_report_details(r, percpu, r->s->ncpus, &d);
+		switch_details_free(&d);
+	}
 	report_section_end(r);
 }
 

@@ -9,8 +9,13 @@ static void print_tlb(struct report *r, const struct mm_stats *st, const struct 
 {
 	(void)percpu;
 	tlb_report_counts(r, st, true);
-	if (final)
-		tlb_report_details(r);
+	if (final) {
+		struct tlb_details d;
+
+		tlb_details_read(r->s, &d);
+		tlb_report_details(r, &d);
+		tlb_details_free(&d);
+	}
 	tlb_report_by_fault_class(r, st);
 	report_section_end(r);
 }

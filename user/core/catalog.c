@@ -14,29 +14,55 @@
  *   a perf software event takes the event's overflow path on every fault (the issue measured
  *   17% on a page-touch loop), a counter adds to a number.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/catalog.h"
+#include "mmscope.skel.h"
+
+/*
+ * A point's program is the place of its pointer in the skeleton, so that a renamed or removed
+ * BPF program fails to compile here instead of leaving its hook silently unloaded. bpf/
+ * builds some programs for one architecture only (#if defined(__TARGET_ARCH_...)): on the
+ * others their rows stay (probes lists them, the tests' fake kernels select them) with
+ * PROG_OTHER_ARCH, which hook_prog() answers with no program.
+ */
+#define PROG(name) offsetof(struct mmscope, progs.name)
+#if defined(__x86_64__)
+#define PROG_X86(name) PROG(name)
+#else
+#define PROG_X86(name) PROG_OTHER_ARCH
+#endif
+#if defined(__aarch64__)
+#define PROG_ARM64(name) PROG(name)
+#else
+#define PROG_ARM64(name) PROG_OTHER_ARCH
+#endif
+#if defined(__powerpc64__)
+#define PROG_POWERPC(name) PROG(name)
+#else
+#define PROG_POWERPC(name) PROG_OTHER_ARCH
+#endif
 
 static const struct hook_candidate fault_entry_cands[] = {
 	{HM_TP_BTF,
 	 ARCH_X86,
-	 {{"pf_user_btf", "exceptions:page_fault_user"},
-	  {"pf_kernel_btf", "exceptions:page_fault_kernel"}},
+	 {{PROG_X86(pf_user_btf), "exceptions:page_fault_user"},
+	  {PROG_X86(pf_kernel_btf), "exceptions:page_fault_kernel"}},
 	 "error code: user/kernel, read/write/exec, protection",
 	 NULL,
 	 0},
 	{HM_TRACEPOINT,
 	 ARCH_X86,
-	 {{"pf_user_tp", "exceptions:page_fault_user"},
-	  {"pf_kernel_tp", "exceptions:page_fault_kernel"}},
+	 {{PROG_X86(pf_user_tp), "exceptions:page_fault_user"},
+	  {PROG_X86(pf_kernel_tp), "exceptions:page_fault_kernel"}},
 	 "error code: user/kernel, read/write/exec, protection",
 	 NULL,
 	 0},
 	{HM_PERF_SW,
 	 ARCH_ALL,
-	 {{"pf_perf", "page-faults"}},
+	 {{PROG(pf_perf), "page-faults"}},
 	 "registers: user/kernel; powerpc trap/DSISR also read/write/exec, protection",
 	 NULL,
 	 0},
@@ -45,26 +71,27 @@ static const struct hook_candidate fault_entry_cands[] = {
 static const struct hook_candidate fault_done_cands[] = {
 	{HM_PERF_COUNT,
 	 ARCH_ALL,
-	 {{NULL, "minor-faults"}, {NULL, "major-faults"}},
+	 {{0, "minor-faults"}, {0, "major-faults"}},
 	 "minor/major counted by the kernel in mm_account_fault() (perf stat's counters), no "
 	 "program: counting runs only (no latency, no attribution)",
 	 NULL,
 	 0},
 	{HM_FENTRY,
 	 ARCH_ALL,
-	 {{"mm_fault_fentry", "handle_mm_fault"}, {"mm_fault_fexit", "handle_mm_fault"}},
+	 {{PROG(mm_fault_fentry), "handle_mm_fault"}, {PROG(mm_fault_fexit), "handle_mm_fault"}},
 	 "minor/major from the return value; latency of each handle_mm_fault() call",
 	 NULL,
 	 0},
 	{HM_KPROBE,
 	 ARCH_ALL,
-	 {{"mm_fault_kprobe", "handle_mm_fault"}, {"mm_fault_kretprobe", "handle_mm_fault"}},
+	 {{PROG(mm_fault_kprobe), "handle_mm_fault"},
+	  {PROG(mm_fault_kretprobe), "handle_mm_fault"}},
 	 "minor/major from the return value; latency of each handle_mm_fault() call",
 	 NULL,
 	 0},
 	{HM_PERF_SW,
 	 ARCH_ALL,
-	 {{"pf_done_minor", "minor-faults"}, {"pf_done_major", "major-faults"}},
+	 {{PROG(pf_done_minor), "minor-faults"}, {PROG(pf_done_major), "major-faults"}},
 	 "minor/major when mm_account_fault() accounts the fault; latency by pairing with the "
 	 "fault entry per thread",
 	 NULL,
@@ -74,38 +101,58 @@ static const struct hook_candidate fault_done_cands[] = {
 static const struct hook_candidate fork_cands[] = {
 	{HM_TP_BTF,
 	 ARCH_ALL,
-	 {{"fork_btf", "sched:sched_process_fork"}},
+	 {{PROG(fork_btf), "sched:sched_process_fork"}},
 	 "parent and child tasks",
 	 NULL,
 	 0},
 	{HM_RAW_TP,
 	 ARCH_ALL,
-	 {{"fork_raw", "sched:sched_process_fork"}},
+	 {{PROG(fork_raw), "sched:sched_process_fork"}},
 	 "parent and child tasks",
 	 NULL,
 	 0},
 };
 
 static const struct hook_candidate exit_cands[] = {
-	{HM_TP_BTF, ARCH_ALL, {{"exit_btf", "sched:sched_process_exit"}}, "exiting task", NULL, 0},
-	{HM_RAW_TP, ARCH_ALL, {{"exit_raw", "sched:sched_process_exit"}}, "exiting task", NULL, 0},
+	{HM_TP_BTF,
+	 ARCH_ALL,
+	 {{PROG(exit_btf), "sched:sched_process_exit"}},
+	 "exiting task",
+	 NULL,
+	 0},
+	{HM_RAW_TP,
+	 ARCH_ALL,
+	 {{PROG(exit_raw), "sched:sched_process_exit"}},
+	 "exiting task",
+	 NULL,
+	 0},
 };
 
 static const struct hook_candidate free_cands[] = {
-	{HM_TP_BTF, ARCH_ALL, {{"free_btf", "sched:sched_process_free"}}, "freed task", NULL, 0},
-	{HM_RAW_TP, ARCH_ALL, {{"free_raw", "sched:sched_process_free"}}, "freed task", NULL, 0},
+	{HM_TP_BTF,
+	 ARCH_ALL,
+	 {{PROG(free_btf), "sched:sched_process_free"}},
+	 "freed task",
+	 NULL,
+	 0},
+	{HM_RAW_TP,
+	 ARCH_ALL,
+	 {{PROG(free_raw), "sched:sched_process_free"}},
+	 "freed task",
+	 NULL,
+	 0},
 };
 
 static const struct hook_candidate exec_cands[] = {
 	{HM_TP_BTF,
 	 ARCH_ALL,
-	 {{"exec_btf", "sched:sched_process_exec"}},
+	 {{PROG(exec_btf), "sched:sched_process_exec"}},
 	 "new image's path",
 	 NULL,
 	 0},
 	{HM_RAW_TP,
 	 ARCH_ALL,
-	 {{"exec_raw", "sched:sched_process_exec"}},
+	 {{PROG(exec_raw), "sched:sched_process_exec"}},
 	 "new image's path",
 	 NULL,
 	 0},
@@ -114,13 +161,13 @@ static const struct hook_candidate exec_cands[] = {
 static const struct hook_candidate tlb_flush_cands[] = {
 	{HM_TP_BTF,
 	 ARCH_X86,
-	 {{"tlb_flush_btf", "tlb:tlb_flush"}},
+	 {{PROG_X86(tlb_flush_btf), "tlb:tlb_flush"}},
 	 "reason, pages (-1: full)",
 	 NULL,
 	 0},
 	{HM_TRACEPOINT,
 	 ARCH_X86,
-	 {{"tlb_flush_tp", "tlb:tlb_flush"}},
+	 {{PROG_X86(tlb_flush_tp), "tlb:tlb_flush"}},
 	 "reason, pages (-1: full)",
 	 NULL,
 	 0},
@@ -129,13 +176,15 @@ static const struct hook_candidate tlb_flush_cands[] = {
 static const struct hook_candidate tlb_send_cands[] = {
 	{HM_FENTRY,
 	 ARCH_X86,
-	 {{"send_fentry", "native_flush_tlb_multi"}, {"send_fexit", "native_flush_tlb_multi"}},
+	 {{PROG_X86(send_fentry), "native_flush_tlb_multi"},
+	  {PROG_X86(send_fexit), "native_flush_tlb_multi"}},
 	 "CPUs targeted by each shootdown, time the sender waited",
 	 NULL,
 	 0},
 	{HM_KPROBE,
 	 ARCH_X86,
-	 {{"send_kprobe", "native_flush_tlb_multi"}, {"send_kretprobe", "native_flush_tlb_multi"}},
+	 {{PROG_X86(send_kprobe), "native_flush_tlb_multi"},
+	  {PROG_X86(send_kretprobe), "native_flush_tlb_multi"}},
 	 "CPUs targeted by each shootdown, time the sender waited",
 	 NULL,
 	 0},
@@ -144,13 +193,13 @@ static const struct hook_candidate tlb_send_cands[] = {
 static const struct hook_candidate switch_cands[] = {
 	{HM_TP_BTF,
 	 ARCH_ALL,
-	 {{"switch_btf", "sched:sched_switch"}},
+	 {{PROG(switch_btf), "sched:sched_switch"}},
 	 "prev and next tasks, their mm",
 	 NULL,
 	 0},
 	{HM_RAW_TP,
 	 ARCH_ALL,
-	 {{"switch_raw", "sched:sched_switch"}},
+	 {{PROG(switch_raw), "sched:sched_switch"}},
 	 "prev and next tasks, their mm",
 	 NULL,
 	 0},
@@ -159,13 +208,13 @@ static const struct hook_candidate switch_cands[] = {
 static const struct hook_candidate switch_flush_cands[] = {
 	{HM_TP_BTF,
 	 ARCH_X86,
-	 {{"switch_flush_btf", "tlb:tlb_flush"}},
+	 {{PROG_X86(switch_flush_btf), "tlb:tlb_flush"}},
 	 "CR3 loads at switch: flushed (pages -1) or kept (0)",
 	 NULL,
 	 0},
 	{HM_TRACEPOINT,
 	 ARCH_X86,
-	 {{"switch_flush_tp", "tlb:tlb_flush"}},
+	 {{PROG_X86(switch_flush_tp), "tlb:tlb_flush"}},
 	 "CR3 loads at switch: flushed (pages -1) or kept (0)",
 	 NULL,
 	 0},
@@ -174,13 +223,13 @@ static const struct hook_candidate switch_flush_cands[] = {
 static const struct hook_candidate tlbie_cands[] = {
 	{HM_RAW_TP,
 	 ARCH_POWERPC,
-	 {{"tlbie_raw", "powerpc:tlbie"}},
+	 {{PROG_POWERPC(tlbie_raw), "powerpc:tlbie"}},
 	 "each tlbie/tlbiel instruction: local, RIC, PRS, R, IS, PID",
 	 NULL,
 	 0},
 	{HM_TRACEPOINT,
 	 ARCH_POWERPC,
-	 {{"tlbie_tp", "powerpc:tlbie"}},
+	 {{PROG_POWERPC(tlbie_tp), "powerpc:tlbie"}},
 	 "each tlbie/tlbiel instruction: local, RIC, PRS, R, IS, PID",
 	 NULL,
 	 0},
@@ -189,13 +238,13 @@ static const struct hook_candidate tlbie_cands[] = {
 static const struct hook_candidate hash_fault_cands[] = {
 	{HM_RAW_TP,
 	 ARCH_POWERPC,
-	 {{"hash_fault_raw", "powerpc:hash_fault"}},
+	 {{PROG_POWERPC(hash_fault_raw), "powerpc:hash_fault"}},
 	 "HPTE misses: address, access, trap",
 	 NULL,
 	 MMU_HASH},
 	{HM_TRACEPOINT,
 	 ARCH_POWERPC,
-	 {{"hash_fault_tp", "powerpc:hash_fault"}},
+	 {{PROG_POWERPC(hash_fault_tp), "powerpc:hash_fault"}},
 	 "HPTE misses: address, access, trap",
 	 NULL,
 	 MMU_HASH},
@@ -214,7 +263,7 @@ const char tlb_fn_list_powerpc[] =
 static const struct hook_candidate tlb_fn_cands[] = {
 	{HM_KPROBE,
 	 ARCH_POWERPC,
-	 {{"tlb_fn_kprobe", tlb_fn_list_powerpc}},
+	 {{PROG(tlb_fn_kprobe), tlb_fn_list_powerpc}},
 	 "calls of each flush function (operations, by kind)",
 	 NULL,
 	 0},
@@ -223,13 +272,13 @@ static const struct hook_candidate tlb_fn_cands[] = {
 static const struct hook_candidate arm64_tlbi_cands[] = {
 	{HM_KPROBE,
 	 ARCH_ARM64,
-	 {{"tlbi_gather_kprobe", "tlb_flush_mmu"},
-	  {"tlbi_finish_kprobe", "tlb_finish_mmu"},
-	  {"tlbi_finish_kretprobe", "tlb_finish_mmu"},
-	  {"tlbi_change_kretprobe", "change_protection"},
-	  {"tlbi_clear_kprobe", "ptep_clear_flush"},
-	  {"tlbi_access_kprobe", "ptep_set_access_flags"},
-	  {"tlbi_access_kretprobe", "ptep_set_access_flags"}},
+	 {{PROG_ARM64(tlbi_gather_kprobe), "tlb_flush_mmu"},
+	  {PROG_ARM64(tlbi_finish_kprobe), "tlb_finish_mmu"},
+	  {PROG_ARM64(tlbi_finish_kretprobe), "tlb_finish_mmu"},
+	  {PROG_ARM64(tlbi_change_kretprobe), "change_protection"},
+	  {PROG_ARM64(tlbi_clear_kprobe), "ptep_clear_flush"},
+	  {PROG_ARM64(tlbi_access_kprobe), "ptep_set_access_flags"},
+	  {PROG_ARM64(tlbi_access_kretprobe), "ptep_set_access_flags"}},
 	 "broadcast TLBI operations: mmu_gather flushes, ptep_clear_flush, dirty access-flag "
 	 "updates",
 	 NULL,
@@ -251,7 +300,7 @@ static bool members_group(const struct hook_candidate *c)
 static const struct hook_candidate insn_read_cands[] = {
 	{HM_KPROBE,
 	 ARCH_POWERPC,
-	 {{"insn_read_kprobe", "store_updates_sp"}},
+	 {{PROG_POWERPC(insn_read_kprobe), "store_updates_sp"}},
 	 "faults whose handling read the faulting instruction",
 	 "v5.9 (773b3e53df5b)",
 	 0},
@@ -260,7 +309,7 @@ static const struct hook_candidate insn_read_cands[] = {
 static const struct hook_candidate slb_cands[] = {
 	{HM_PMU,
 	 ARCH_POWERPC,
-	 {{NULL, "PM_DSLB_MISS"}, {NULL, "PM_ISLB_MISS"}},
+	 {{0, "PM_DSLB_MISS"}, {0, "PM_ISLB_MISS"}},
 	 "SLB misses (data, instruction) counted by the PMU",
 	 NULL,
 	 MMU_HASH},
@@ -269,13 +318,13 @@ static const struct hook_candidate slb_cands[] = {
 static const struct hook_candidate hcall_cands[] = {
 	{HM_RAW_TP,
 	 ARCH_POWERPC,
-	 {{"hcall_raw", "powerpc:hcall_entry"}},
+	 {{PROG_POWERPC(hcall_raw), "powerpc:hcall_entry"}},
 	 "pseries invalidation hypercalls (H_RPT_INVALIDATE, H_REMOVE, H_PROTECT, H_BULK_REMOVE)",
 	 NULL,
 	 0},
 	{HM_TRACEPOINT,
 	 ARCH_POWERPC,
-	 {{"hcall_tp", "powerpc:hcall_entry"}},
+	 {{PROG_POWERPC(hcall_tp), "powerpc:hcall_entry"}},
 	 "pseries invalidation hypercalls (H_RPT_INVALIDATE, H_REMOVE, H_PROTECT, H_BULK_REMOVE)",
 	 NULL,
 	 0},
@@ -673,6 +722,13 @@ void catalog_select(struct selection *sel, const struct kcaps *k, unsigned int w
 void catalog_probe_all(struct selection *sel, const struct kcaps *k)
 {
 	select_impl(sel, k, (1u << EV_NR) - 1, -1, NULL, NULL, true);
+}
+
+struct bpf_program *hook_prog(const struct mmscope *skel, const struct hook_point *p)
+{
+	if (!p->prog || p->prog == PROG_OTHER_ARCH)
+		return NULL;
+	return *(struct bpf_program *const *)((const char *)skel + p->prog);
 }
 
 const struct hook_candidate *selection_chosen(const struct selection *sel, enum mm_event_id id)

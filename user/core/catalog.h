@@ -10,6 +10,7 @@
 #define MMSCOPE_CATALOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 enum hook_method {
 	HM_FENTRY,
@@ -56,9 +57,14 @@ enum mm_event_id {
 /* One program attached to one place (or, for a kprobe, to a comma-separated list of
  * functions, each with its index in the list as the BPF cookie). */
 struct hook_point {
-	const char *prog;   /* BPF program name in the skeleton; NULL for HM_PMU */
+	/* The program: offsetof(struct mmscope, progs.NAME) (catalog.c PROG()), read with
+	 * hook_prog(); 0 when the kernel counts the event itself (HM_PMU, HM_PERF_COUNT). */
+	size_t prog;
 	const char *target; /* function(s), "category:tracepoint", perf or PMU event name */
 };
+
+/* A point whose program bpf/ builds only for another architecture than this build's. */
+#define PROG_OTHER_ARCH ((size_t)-1)
 
 struct hook_candidate {
 	enum hook_method method;
@@ -179,5 +185,11 @@ void catalog_select(struct selection *sel, const struct kcaps *k, unsigned int w
  * are CAND_UNTRIED with reason "available as a fallback". */
 void catalog_probe_all(struct selection *sel, const struct kcaps *k);
 const struct hook_candidate *selection_chosen(const struct selection *sel, enum mm_event_id id);
+
+struct mmscope;
+struct bpf_program;
+/* The skeleton's program for the point; NULL when it has none here (HM_PMU, HM_PERF_COUNT,
+ * PROG_OTHER_ARCH). */
+struct bpf_program *hook_prog(const struct mmscope *skel, const struct hook_point *p);
 
 #endif

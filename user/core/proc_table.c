@@ -11,6 +11,7 @@
 #include "core/session.h"
 #include "lib/util.h"
 #include "bpf/mmscope.h"
+#include "mmscope.skel.h"
 
 static int cmp_tgid(const void *a, const void *b)
 {
@@ -248,4 +249,157 @@ int proc_fold_sweep(struct proc_fold *pf, const struct bpf_map *rows_map,
 	free(gone);
 	free(slots);
 	return err;
+}
+
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct proc_row *x = a, *y = b;
+	uint64_t tx = x->f.user + x->f.kernel, ty = y->f.user + y->f.kernel;
+
+	return tx < ty ? 1 : tx > ty ? -1 : (x->tgid > y->tgid) - (x->tgid < y->tgid);
+}
+
+struct proc_row *read_procs(struct session *s, int *n, struct proc_row *other)
+{
+	struct proc_row *rows = proc_table_read(s, s->skel->maps.procs, s->skel->maps.proc_pending,
+						sizeof(*rows), offsetof(struct proc_row, f), n);
+
+	const struct proc_fold *gone = &s->gone_procs;
+	struct proc_row *all;
+
+	memset(other, 0, sizeof(*other));
+	/* The remainder row (bpf/state.bpf.h proc_other_row()) apart. */
+	for (int i = 0; i < *n; i++) {
+		if (rows[i].tgid != PROC_OTHER_TGID)
+			continue;
+		*other = rows[i];
+		memmove(&rows[i], &rows[i + 1], (size_t)(*n - i - 1) * sizeof(*rows));
+		(*n)--;
+		break;
+	}
+	/* With the rows of the processes gone that the run kept (proc_fold_sweep()). */
+	for (int k = 0; k < PC_NR; k++)
+		other->f.n[k] += gone->other.n[k];
+	all = gone->n ? realloc(rows, (size_t)(*n + gone->n) * sizeof(*rows)) : rows;
+	if (!all && gone->n) {
+		warn_msg("the rows of %d processes gone not shown: out of memory", gone->n);
+		for (int i = 0; i < gone->n; i++)
+			for (int k = 0; k < PC_NR; k++)
+				other->f.n[k] += gone->rows[i].f.n[k];
+		all = rows;
+	} else {
+		for (int i = 0; i < gone->n; i++) {
+			all[*n].tgid = gone->rows[i].tgid;
+			all[*n].f = gone->rows[i].f;
+			(*n)++;
+		}
+	}
+	if (all)
+		qsort(all, (size_t)*n, sizeof(*all), cmp_proc);
+	return all;
+}
+
+static bool process_gone(uint32_t tgid)
+{
+	return kill((pid_t)tgid, 0) != 0 && errno == ESRCH;
+}
+
+/* Gone processes seen in this pass, deleted from every map at its end. */
+struct gone_list {
+	uint32_t *tgids;
+	size_t n, cap;
+};
+
+static void gone_add(struct gone_list *g, uint32_t tgid)
+{
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 256;
+		uint32_t *p = realloc(g->tgids, cap * sizeof(*p));
+
+		if (!p)
+			return;
+		g->tgids = p;
+		g->cap = cap;
+	}
+	g->tgids[g->n++] = tgid;
+}
+
+/* Walk one per-process map: gone processes are read (their final values) and listed. */
+static void pass_map(int fd, size_t value_size, struct gone_list *gone,
+		     void (*row)(uint32_t tgid, const void *value))
+{
+	uint32_t key, next;
+	bool first = true;
+	char value[sizeof(struct tlb_proc) > sizeof(struct proc_faults)
+			   ? sizeof(struct tlb_proc)
+			   : sizeof(struct proc_faults)];
+
+	if (fd < 0 || value_size > sizeof(value))
+		return;
+	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
+		bool was_gone = process_gone(next);
+
+		first = false;
+		key = next;
+		/* Gone before the read: this read is its last. */
+		if (bpf_map_lookup_elem(fd, &key, value) != 0)
+			continue;
+		row(key, value);
+		if (was_gone)
+			gone_add(gone, key);
+	}
+}
+
+/*
+ * The per-process tables proc_tables_pass() walks, in enum proc_table_id order, with their
+ * value sizes.
+ */
+static const struct bpf_map *pass_table(struct session *s, int t, size_t *value_size)
+{
+	switch (t) {
+	case PROC_TABLE_FAULTS:
+		*value_size = sizeof(struct proc_faults);
+		return s->skel->maps.procs;
+	case PROC_TABLE_TLB:
+		*value_size = sizeof(struct tlb_proc);
+		return s->skel->maps.tlb_procs;
+	default:
+		*value_size = sizeof(struct switch_proc);
+		return s->skel->maps.switch_procs;
+	}
+}
+
+void proc_tables_pass(struct session *s,
+		      void (*const row[PROC_TABLES])(uint32_t tgid, const void *value),
+		      void (*forget)(uint32_t tgid))
+{
+	char value[sizeof(struct tlb_proc)];
+	struct gone_list gone = {0};
+	int fds[PROC_TABLES];
+
+	_Static_assert(sizeof(struct tlb_proc) >= sizeof(struct proc_faults) &&
+			       sizeof(struct tlb_proc) >= sizeof(struct switch_proc),
+		       "value buffer");
+
+	for (int t = 0; t < PROC_TABLES; t++) {
+		size_t value_size;
+		const struct bpf_map *map = pass_table(s, t, &value_size);
+
+		fds[t] = bpf_map__fd(map);
+		pass_map(fds[t], value_size, &gone, row[t]);
+	}
+	/* A process found gone in one map may have been read alive in another: read each of
+	 * its entries once more (final now), then delete them. A tgid can be listed by each
+	 * map: the second time there is nothing left to read. */
+	for (size_t i = 0; i < gone.n; i++) {
+		for (int t = 0; t < PROC_TABLES; t++) {
+			if (fds[t] >= 0 &&
+			    bpf_map_lookup_elem(fds[t], &gone.tgids[i], value) == 0) {
+				row[t](gone.tgids[i], value);
+				bpf_map_delete_elem(fds[t], &gone.tgids[i]);
+			}
+		}
+		forget(gone.tgids[i]);
+	}
+	free(gone.tgids);
 }

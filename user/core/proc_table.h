@@ -59,4 +59,33 @@ void proc_fold_free(struct proc_fold *pf);
 int proc_fold_sweep(struct proc_fold *pf, const struct bpf_map *rows_map,
 		    const struct bpf_map *slots_map, int ncpus);
 
+struct proc_row {
+	uint32_t tgid;
+	struct proc_faults f;
+};
+
+/* Per-process rows of the faults table, with those of the processes gone that the run kept
+ * (proc_fold_sweep()), sorted by faults, descending; *n rows, and in *other the remainder
+ * row's counts ([other]: processes the table had no room for; zeros where there is none).
+ * Caller frees. */
+struct proc_row *read_procs(struct session *s, int *n, struct proc_row *other);
+
+/* The per-process tables, in the order proc_tables_pass() gives them. */
+enum proc_table_id {
+	PROC_TABLE_FAULTS, /* struct proc_faults rows */
+	PROC_TABLE_TLB,	   /* struct tlb_proc rows */
+	PROC_TABLE_SWITCH, /* struct switch_proc rows */
+	PROC_TABLES,
+};
+
+/*
+ * For a reader that keeps its own copy of the per-process tables (mmscope serve --labels):
+ * row[table]() for every row of each table, as it is now. The rows of processes that no
+ * longer exist are read once more (final), deleted from every table so that the tables keep
+ * room for the processes to come, and then handed to forget().
+ */
+void proc_tables_pass(struct session *s,
+		      void (*const row[PROC_TABLES])(uint32_t tgid, const void *value),
+		      void (*forget)(uint32_t tgid));
+
 #endif

@@ -414,7 +414,7 @@ static int attach_point(struct session *s, const struct hook_candidate *c,
 		return 0; /* counted by the subcommand with perf_event_open, no program */
 	if (c->method == HM_PERF_COUNT)
 		return open_counting(s, p->target);
-	prog = p->prog ? bpf_object__find_program_by_name(s->skel->obj, p->prog) : NULL;
+	prog = hook_prog(s->skel, p);
 	if (!prog)
 		return -ENOENT;
 	if (c->method == HM_PERF_SW)
@@ -508,6 +508,30 @@ static int add_other_row(struct session *s)
 	return 0;
 }
 
+/*
+ * The task iterators, which bpf/state.bpf.c builds where it keeps open faults in task storage
+ * (MMSCOPE_TASK_STORAGE in bpf/compat.bpf.h: not on powerpc).
+ */
+static struct bpf_program *open_faults_iter(struct session *s)
+{
+#if defined(__powerpc64__)
+	(void)s;
+	return NULL;
+#else
+	return s->skel->progs.open_faults_iter;
+#endif
+}
+
+static struct bpf_program *seed_images_iter(struct session *s)
+{
+#if defined(__powerpc64__)
+	(void)s;
+	return NULL;
+#else
+	return s->skel->progs.seed_images_iter;
+#endif
+}
+
 /* Keep the chosen candidates' programs, drop every other one before load. */
 static void set_autoload(struct session *s)
 {
@@ -515,12 +539,12 @@ static void set_autoload(struct session *s)
 
 	bpf_object__for_each_program(prog, s->skel->obj) bpf_program__set_autoload(prog, false);
 	/* Where open faults are in task storage, the end of a run walks them with this. */
-	prog = bpf_object__find_program_by_name(s->skel->obj, "open_faults_iter");
+	prog = open_faults_iter(s);
 	if (prog && !s->cfg.count_only && (s->cfg.events & (1u << EV_FAULT_DONE)) &&
 	    s->caps.feat[BF_TASK_STORAGE])
 		bpf_program__set_autoload(prog, true);
 	/* Where mmap records may name the images (mmap_log_wanted()), the running ones too. */
-	prog = bpf_object__find_program_by_name(s->skel->obj, "seed_images_iter");
+	prog = seed_images_iter(s);
 	if (prog && (s->cfg.stacks || s->cfg.tlb_stacks || s->cfg.locations))
 		bpf_program__set_autoload(prog, true);
 	for (int e = 0; e < EV_NR; e++) {
@@ -530,7 +554,7 @@ static void set_autoload(struct session *s)
 			/* A member of a group that this kernel does not have. */
 			if (s->sel.events[e].results[s->sel.events[e].chosen].missing & (1u << i))
 				continue;
-			prog = bpf_object__find_program_by_name(s->skel->obj, c->points[i].prog);
+			prog = hook_prog(s->skel, &c->points[i]);
 			if (prog)
 				bpf_program__set_autoload(prog, true);
 		}
@@ -1176,13 +1200,12 @@ int resolve_btf(struct mm_opts *opts)
 }
 
 /*
- * Run the BPF task iterator prog_name once: fn() for each record of size bytes it writes.
+ * Run the BPF task iterator prog once: fn() for each record of size bytes it writes.
  * -ENOENT when this build or kernel has no such program loaded.
  */
-static int run_task_iter(struct session *s, const char *prog_name, size_t size,
+static int run_task_iter(struct session *s, struct bpf_program *prog, size_t size,
 			 void (*fn)(struct session *, const void *))
 {
-	struct bpf_program *prog = bpf_object__find_program_by_name(s->skel->obj, prog_name);
 	struct bpf_link *link;
 	char rec[128]; /* the largest record: struct open_fault_value */
 	size_t got = 0;
@@ -1258,7 +1281,7 @@ static void seed_images(struct session *s)
 	int err;
 
 	s->seed_start = now_ns();
-	err = run_task_iter(s, "seed_images_iter", sizeof(struct running_image), seed_image_rec);
+	err = run_task_iter(s, seed_images_iter(s), sizeof(struct running_image), seed_image_rec);
 	/* The BPF side's per-CPU image answers are stale (image_in_mmap_records()). */
 	__atomic_fetch_add(&s->skel->bss->exec_gen, 1, __ATOMIC_SEQ_CST);
 	if (err)
@@ -1790,7 +1813,7 @@ static void collect_open_faults(struct session *s)
 				   count_cpu_open_fault);
 	if (bpf_map__type(s->skel->maps.open_faults) != BPF_MAP_TYPE_HASH) {
 		/* In task storage: the open_faults_iter program writes each one. */
-		err = run_task_iter(s, "open_faults_iter", sizeof(struct open_fault_value),
+		err = run_task_iter(s, open_faults_iter(s), sizeof(struct open_fault_value),
 				    count_open_fault_rec);
 		if (err)
 			warn_msg("faults still open at the end not counted: %s", strerror(-err));

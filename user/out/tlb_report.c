@@ -11,14 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <asm/unistd.h>
-#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "lib/escape.h"
-#include "core/proc_table.h"
 #include "out/tlb_report.h"
-#include "mmscope.skel.h"
 
 static const struct {
 	int nr;
@@ -516,31 +513,6 @@ void tlb_report_by_fault_class(struct report *r, const struct mm_stats *st)
 		jw_end_array(r->jw);
 }
 
-struct tlb_proc_row {
-	__u32 tgid;
-	struct tlb_proc p;
-	__u64 total;
-};
-
-static int cmp_tlb_proc(const void *a, const void *b)
-{
-	const struct tlb_proc_row *x = a, *y = b;
-
-	return x->total < y->total ? 1 : x->total > y->total ? -1 : 0;
-}
-
-struct syscall_row {
-	struct tlb_syscall_key k;
-	__u64 count;
-};
-
-static int cmp_syscall(const void *a, const void *b)
-{
-	const struct syscall_row *x = a, *y = b;
-
-	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
-}
-
 static void syscall_label(int nr, char *buf, size_t len)
 {
 	const char *name = syscall_name(nr);
@@ -559,70 +531,13 @@ static void syscall_label(int nr, char *buf, size_t len)
 		snprintf(buf, len, "syscall_%d", nr);
 }
 
-/* The per-CPU tlb_syscalls array summed: one row per (system call, reason) seen; *n rows. */
-static struct syscall_row *read_syscalls(struct session *s, int *n)
-{
-	struct tlb_syscall_counts *v = calloc((size_t)s->ncpus, sizeof(*v));
-	int fd = bpf_map__fd(s->skel->maps.tlb_syscalls), cap = 0;
-	struct syscall_row *rows = NULL;
-
-	*n = 0;
-	if (!v) {
-		warn_msg("TLB events by system call not read: out of memory");
-		return NULL;
-	}
-	for (__u32 idx = 0; idx < bpf_map__max_entries(s->skel->maps.tlb_syscalls); idx++) {
-		if (bpf_map_lookup_elem(fd, &idx, v)) {
-			warn_msg("TLB events by system call not read: %s", strerror(errno));
-			break;
-		}
-		for (__u32 reason = 0; reason < TLB_SYSCALL_REASONS; reason++) {
-			uint64_t count = 0;
-
-			for (int c = 0; c < s->ncpus; c++)
-				count += v[c].reason[reason];
-			if (!count)
-				continue;
-			if (*n == cap) {
-				int ncap = cap ? cap * 2 : 64;
-				struct syscall_row *nr = realloc(rows, (size_t)ncap * sizeof(*nr));
-
-				if (!nr) {
-					warn_msg("TLB events by system call past %d not read: out "
-						 "of memory",
-						 *n);
-					free(v);
-					return rows;
-				}
-				rows = nr;
-				cap = ncap;
-			}
-			rows[*n].k.nr = (__s32)idx - TLB_SYSCALL_BIAS;
-			rows[*n].k.reason = reason;
-			rows[*n].count = count;
-			(*n)++;
-		}
-	}
-	free(v);
-	return rows;
-}
-
-void tlb_report_details(struct report *r)
+void tlb_report_details(struct report *r, const struct tlb_details *d)
 {
 	struct session *s = r->s;
-	int n;
-	struct tlb_proc_row *rows =
-		proc_table_read(s, s->skel->maps.tlb_procs, s->skel->maps.tlb_proc_pending,
-				sizeof(*rows), offsetof(struct tlb_proc_row, p), &n);
-	struct syscall_row *srows = NULL;
+	const struct tlb_proc_row *rows = d->procs;
+	const struct tlb_syscall_row *srows = d->syscalls;
+	int n = d->nprocs;
 
-	for (int i = 0; rows && i < n; i++) {
-		rows[i].total = 0;
-		for (int v = 0; v < TLB_REASON_SLOTS; v++)
-			rows[i].total += rows[i].p.reason[v];
-	}
-	if (rows)
-		qsort(rows, (size_t)n, sizeof(*rows), cmp_tlb_proc);
 	if (r->jw) {
 		jw_key(r->jw, "by_process");
 		jw_begin_array(r->jw);
@@ -666,11 +581,8 @@ void tlb_report_details(struct report *r)
 	}
 	if (r->jw)
 		jw_end_array(r->jw);
-	free(rows);
 
-	srows = read_syscalls(s, &n);
-	if (srows)
-		qsort(srows, (size_t)n, sizeof(*srows), cmp_syscall);
+	n = d->nsyscalls;
 	if (r->jw) {
 		jw_key(r->jw, "by_syscall");
 		jw_begin_array(r->jw);
@@ -701,7 +613,6 @@ void tlb_report_details(struct report *r)
 	}
 	if (r->jw)
 		jw_end_array(r->jw);
-	free(srows);
 }
 
 void switch_report_counts(struct report *r, const struct mm_stats *st)
@@ -733,25 +644,12 @@ void switch_report_counts(struct report *r, const struct mm_stats *st)
 		       st->c[CNT_SW_LAZY_FLUSH], ok ? no_flush : no_hook);
 }
 
-struct switch_row {
-	__u32 tgid;
-	struct switch_proc p;
-};
-
-static int cmp_switch(const void *a, const void *b)
-{
-	const struct switch_row *x = a, *y = b;
-
-	return x->p.total < y->p.total ? 1 : x->p.total > y->p.total ? -1 : 0;
-}
-
-void switch_report_details(struct report *r, const struct mm_stats *percpu, int ncpus)
+void switch_report_details(struct report *r, const struct mm_stats *percpu, int ncpus,
+			   const struct switch_details *d)
 {
 	struct session *s = r->s;
-	int n;
-	struct switch_row *rows =
-		proc_table_read(s, s->skel->maps.switch_procs, s->skel->maps.switch_proc_pending,
-				sizeof(*rows), offsetof(struct switch_row, p), &n);
+	const struct switch_proc_row *rows = d->procs;
+	int n = d->nprocs;
 
 	if (r->jw) {
 		jw_key(r->jw, "by_cpu");
@@ -789,8 +687,6 @@ void switch_report_details(struct report *r, const struct mm_stats *percpu, int 
 	if (r->jw)
 		jw_end_array(r->jw);
 
-	if (rows)
-		qsort(rows, (size_t)n, sizeof(*rows), cmp_switch);
 	if (r->jw) {
 		jw_key(r->jw, "by_process");
 		jw_begin_array(r->jw);
@@ -829,5 +725,4 @@ void switch_report_details(struct report *r, const struct mm_stats *percpu, int 
 	}
 	if (r->jw)
 		jw_end_array(r->jw);
-	free(rows);
 }

@@ -12,14 +12,10 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
 #include "lib/escape.h"
 #include "sym/stacks.h"
 #include "core/mmap_log.h"
-#include "core/proc_table.h"
-#include "mmscope.skel.h"
 
 /* The user side of an event in execve() while the new image loads (LOC_EXEC_LOAD): the caller's
  * code and stack are no longer mapped, the new image's not yet started. */
@@ -27,54 +23,6 @@
 /* ... and of an event in exit() after its address space is detached (LOC_EXITING): the
  * process's last unmapping, exit_mmap(). */
 #define EXITING_FRAME "[in exit]"
-
-static int cmp_proc(const void *a, const void *b)
-{
-	const struct proc_row *x = a, *y = b;
-	uint64_t tx = x->f.user + x->f.kernel, ty = y->f.user + y->f.kernel;
-
-	return tx < ty ? 1 : tx > ty ? -1 : (x->tgid > y->tgid) - (x->tgid < y->tgid);
-}
-
-struct proc_row *read_procs(struct session *s, int *n, struct proc_row *other)
-{
-	struct proc_row *rows = proc_table_read(s, s->skel->maps.procs, s->skel->maps.proc_pending,
-						sizeof(*rows), offsetof(struct proc_row, f), n);
-
-	const struct proc_fold *gone = &s->gone_procs;
-	struct proc_row *all;
-
-	memset(other, 0, sizeof(*other));
-	/* The remainder row (bpf/state.bpf.h proc_other_row()) apart. */
-	for (int i = 0; i < *n; i++) {
-		if (rows[i].tgid != PROC_OTHER_TGID)
-			continue;
-		*other = rows[i];
-		memmove(&rows[i], &rows[i + 1], (size_t)(*n - i - 1) * sizeof(*rows));
-		(*n)--;
-		break;
-	}
-	/* With the rows of the processes gone that the run kept (proc_fold_sweep()). */
-	for (int k = 0; k < PC_NR; k++)
-		other->f.n[k] += gone->other.n[k];
-	all = gone->n ? realloc(rows, (size_t)(*n + gone->n) * sizeof(*rows)) : rows;
-	if (!all && gone->n) {
-		warn_msg("the rows of %d processes gone not shown: out of memory", gone->n);
-		for (int i = 0; i < gone->n; i++)
-			for (int k = 0; k < PC_NR; k++)
-				other->f.n[k] += gone->rows[i].f.n[k];
-		all = rows;
-	} else {
-		for (int i = 0; i < gone->n; i++) {
-			all[*n].tgid = gone->rows[i].tgid;
-			all[*n].f = gone->rows[i].f;
-			(*n)++;
-		}
-	}
-	if (all)
-		qsort(all, (size_t)*n, sizeof(*all), cmp_proc);
-	return all;
-}
 
 static void scan_all_processes(struct session *s)
 {

@@ -9,16 +9,6 @@
 #include "out/report.h"
 #include "out/svg.h"
 
-struct proc_row {
-	uint32_t tgid;
-	struct proc_faults f;
-};
-
-/* Per-process rows sorted by faults, descending; *n rows, and in *other the remainder row's
- * counts ([other]: processes the table had no room for; zeros where there is none). Caller
- * frees. */
-struct proc_row *read_procs(struct session *s, int *n, struct proc_row *other);
-
 struct location_row {
 	char *symbol;
 	char *dso;
