@@ -62,7 +62,10 @@ struct stack_record {
 	uint32_t pid;	     /* the process (tgid) whose events these are */
 	uint64_t count;	     /* events */
 	uint64_t latency_ns; /* their summed latency (0: none) */
-	char *folded;	     /* the --folded text of the stack (escaped, ';'-joined) */
+	/* The --folded text of the stack: its frames escaped, interned (equal names, one
+	 * pointer), to be joined by ';' (sym/stacks.c folded_cmp(), write_folded()). */
+	const char **folded;
+	int nfolded;
 };
 
 #define FLAME_WIDTH	 1200 /* pixels */

@@ -341,11 +341,51 @@ static void frame_set_user(struct frame_list *l, struct stack_frame *f, const st
 	}
 }
 
+/* A cursor over a folded text kept as frames: the frames' bytes, with a ';' between two. */
+struct folded_cursor {
+	const char *const *f;
+	int n, i;
+	const char *p;
+};
+
+/* The next byte, or -1 at the end. */
+static int folded_next(struct folded_cursor *c)
+{
+	if (!*c->p) {
+		if (c->i + 1 >= c->n)
+			return -1;
+		c->p = c->f[++c->i];
+		return ';';
+	}
+	return (unsigned char)*c->p++;
+}
+
+/*
+ * The order strcmp() gives the joined texts, without joining them. Two texts are equal when
+ * their frames are the same pointers: escaped names hold no ';', and equal names are one
+ * pointer in the pool.
+ */
+static int folded_cmp(const struct stack_record *x, const struct stack_record *y)
+{
+	struct folded_cursor a = {x->folded, x->nfolded, 0, x->nfolded ? x->folded[0] : ""};
+	struct folded_cursor b = {y->folded, y->nfolded, 0, y->nfolded ? y->folded[0] : ""};
+	int ca, cb;
+
+	if (x->nfolded == y->nfolded &&
+	    !memcmp(x->folded, y->folded, (size_t)x->nfolded * sizeof(*x->folded)))
+		return 0;
+	do {
+		ca = folded_next(&a);
+		cb = folded_next(&b);
+	} while (ca == cb && ca >= 0);
+	return ca < cb ? -1 : ca > cb;
+}
+
 /* By folded text, then by process: --folded's lines are runs of equal texts. */
 static int cmp_record(const void *a, const void *b)
 {
 	const struct stack_record *x = a, *y = b;
-	int c = strcmp(x->folded, y->folded);
+	int c = folded_cmp(x, y);
 
 	return c ? c : (x->pid > y->pid) - (x->pid < y->pid);
 }
@@ -419,38 +459,25 @@ static void key_frames(struct session *s, const struct folded_key *key, uint32_t
 }
 
 /*
- * The --folded text of a stack: escaped frames joined by ';'. NULL without memory. Sized
- * first and allocated once: grown by doubling, the texts of a host-wide run (tens of thousands,
- * ~1 KB each) took mmscope twice the pages, each a page fault.
+ * The --folded text of a stack, as its frames escaped and interned in the pool: 8 bytes a
+ * frame instead of the text's ~1 KB a stack, which a host-wide run's tens of thousands of
+ * stacks paid in mmscope's own page faults. NULL without memory.
  */
-static char *folded_text(const struct stack_frame *f, int n)
+static const char **folded_frames(struct name_pool *pool, const struct stack_frame *f, int n)
 {
-	char *esc[sizeof(((struct frame_list *)0)->f) / sizeof(((struct frame_list *)0)->f[0])];
-	size_t len = 0, at = 0;
-	char *text = NULL;
-	int i;
+	const char **out = malloc((size_t)(n ? n : 1) * sizeof(*out));
 
-	for (i = 0; i < n; i++) {
-		esc[i] = folded_escape(f[i].name, strlen(f[i].name));
-		if (!esc[i])
-			goto out;
-		len += strlen(esc[i]) + 1; /* and its ';', or the final NUL */
-	}
-	text = malloc(len ? len : 1);
-	if (!text)
-		goto out;
-	text[0] = '\0';
-	for (int k = 0; k < n; k++) {
-		size_t el = strlen(esc[k]);
+	for (int i = 0; out && i < n; i++) {
+		char *e = folded_escape(f[i].name, strlen(f[i].name));
 
-		memcpy(text + at, esc[k], el);
-		at += el;
-		text[at++] = k + 1 < n ? ';' : '\0';
+		out[i] = e ? pool_intern(pool, e) : NULL;
+		free(e);
+		if (!out[i]) {
+			free(out);
+			return NULL;
+		}
 	}
-out:
-	while (i-- > 0)
-		free(esc[i]);
-	return text;
+	return out;
 }
 
 int read_stacks(struct session *s, kind_name_fn kind_name, bool with_frames, struct stack_set *set)
@@ -492,12 +519,13 @@ int read_stacks(struct session *s, kind_name_fn kind_name, bool with_frames, str
 		r = l.failed ? NULL : &recs[n];
 		if (r) {
 			r->frames = with_frames ? malloc((size_t)l.n * sizeof(*r->frames)) : NULL;
-			r->folded = folded_text(l.f, l.n);
+			r->folded = folded_frames(l.pool, l.f, l.n);
+			r->nfolded = l.n;
 		}
 		if (!r || (with_frames && !r->frames) || !r->folded) {
 			if (r) {
 				free(r->frames);
-				free(r->folded);
+				free((void *)r->folded);
 			}
 			err = -ENOMEM;
 			break;
@@ -522,15 +550,15 @@ int read_stacks(struct session *s, kind_name_fn kind_name, bool with_frames, str
 
 		if (out != &recs[i])
 			*out = recs[i];
-		if (set->n == 1 || strcmp(out->folded, recs[set->n - 2].folded) != 0)
+		if (set->n == 1 || folded_cmp(out, &recs[set->n - 2]) != 0)
 			set->distinct++;
 		while (i + 1 < n && out->pid == recs[i + 1].pid &&
-		       strcmp(out->folded, recs[i + 1].folded) == 0) {
+		       folded_cmp(out, &recs[i + 1]) == 0) {
 			i++;
 			out->count += recs[i].count;
 			out->latency_ns += recs[i].latency_ns;
 			free(recs[i].frames);
-			free(recs[i].folded);
+			free((void *)recs[i].folded);
 		}
 	}
 	return err;
@@ -540,7 +568,7 @@ void free_stacks(struct stack_set *set)
 {
 	for (int i = 0; i < set->n; i++) {
 		free(set->recs[i].frames);
-		free(set->recs[i].folded);
+		free((void *)set->recs[i].folded);
 	}
 	free(set->recs);
 	pool_free(set->names);
@@ -568,14 +596,16 @@ int write_folded(FILE *out, const struct stack_set *set, bool latency, uint64_t 
 		uint64_t w = latency ? r->latency_ns : r->count;
 
 		/* One line for the processes of one text (one record each, in a run). */
-		while (i + 1 < set->n && strcmp(r->folded, set->recs[i + 1].folded) == 0) {
+		while (i + 1 < set->n && folded_cmp(r, &set->recs[i + 1]) == 0) {
 			i++;
 			w += latency ? set->recs[i].latency_ns : set->recs[i].count;
 		}
 		/* Weighted by latency, faults that never completed have none: no line. */
 		if (!w)
 			continue;
-		fprintf(out, "%s %llu\n", r->folded, (unsigned long long)w);
+		for (int k = 0; k < r->nfolded; k++)
+			fprintf(out, "%s%s", k ? ";" : "", r->folded[k]);
+		fprintf(out, " %llu\n", (unsigned long long)w);
 		written++;
 	}
 	/* The events whose stack there was no room for, so that the lines add up to the
