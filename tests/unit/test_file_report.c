@@ -8,42 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include "test.h"
+#include "report_mem.h"
 #include "out/file_report.h"
-
-struct mem {
-	FILE *f;
-	char *buf;
-	size_t len;
-};
 
 static struct session sess;
 
 static void setup(struct report *r, struct mem *m, bool json)
 {
 	memset(&sess, 0, sizeof(sess));
-	m->buf = NULL;
-	m->len = 0;
-	m->f = open_memstream(&m->buf, &m->len);
-	if (!m->f) {
-		perror("open_memstream");
-		exit(2);
-	}
-	sess.out = m->f;
-	report_init(r, &sess);
-	if (json) {
-		r->jw = jw_new(m->f, false);
-		jw_begin_object(r->jw);
-	}
+	report_mem_begin(r, &sess, m, json);
 }
 
-/* Ends the report; m->buf holds its text until free(). */
+/* Ends the report; m->buf holds its text until free() (report_mem_end()). */
 static void finish(struct report *r, struct mem *m)
 {
-	if (r->jw) {
-		jw_end_object(r->jw);
-		jw_free(r->jw);
-	}
-	fclose(m->f);
+	report_mem_end(r, m);
 }
 
 static struct file_proc procs_a[2] = {{5, "cat", {8, 2, 0}}, {6, "sh", {2, 0, 0}}};

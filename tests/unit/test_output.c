@@ -19,43 +19,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "test.h"
+#include "mem_file.h"
 #include "utf8_oracle.h"
 #include "lib/escape.h"
 #include "out/hist.h"
 #include "out/json.h"
 
 /* ---- helpers ------------------------------------------------------------------------------ */
-
-/* An in-memory FILE, so exact output can be compared. */
-struct mem {
-	FILE *f;
-	char *buf;
-	size_t len;
-};
-
-static void mem_open(struct mem *m)
-{
-	m->buf = NULL;
-	m->len = 0;
-	m->f = open_memstream(&m->buf, &m->len);
-	if (!m->f) {
-		perror("open_memstream");
-		exit(2);
-	}
-}
-
-/* Closes the stream; m->buf stays valid (NUL-terminated) until mem_free(). */
-static void mem_close(struct mem *m)
-{
-	fclose(m->f);
-	m->f = NULL;
-}
-
-static void mem_free(struct mem *m)
-{
-	free(m->buf);
-	m->buf = NULL;
-}
 
 /* xorshift64*: a fixed seed makes a failing random case reproducible. */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
