@@ -226,8 +226,10 @@ int target_descendants(const struct target *t, struct proc_id **out)
 	if (!o->npids || o->no_children)
 		return 0;
 	n = proc_nodes_read(&nodes);
-	if (n <= 0)
-		return n;
+	if (n <= 0 || !nodes) {
+		free(nodes);
+		return n < 0 ? n : 0;
+	}
 	for (int k = 0; k < o->npids; k++) {
 		struct proc_node *root = find_proc_node(nodes, (size_t)n, o->pids[k]);
 
