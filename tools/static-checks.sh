@@ -86,7 +86,7 @@ run_cppcheck() {
 	# The libbpf headers are given for their macros (LIBBPF_OPTS, bpf_object__for_each_program),
 	# which cppcheck otherwise reports as unknown; system headers are not checked.
 	cppcheck -q -j "$JOBS" --enable=warning,portability,performance --inline-suppr --std=c11 \
-		-D_GNU_SOURCE -D__x86_64__ -I"$OUT" -Iuser -Ibpf -Itools/workloads \
+		-D_GNU_SOURCE -D__x86_64__ -I"$OUT" -I. -Iuser -Ibpf -Itools/workloads \
 		--include=/usr/include/bpf/libbpf_common.h --include=/usr/include/bpf/libbpf.h \
 		--suppress=missingIncludeSystem \
 		--template='{file}:{line}: {severity}: {message} [{id}]' "${SRCS[@]}" >"$tmp/cppcheck.out" 2>&1
