@@ -37,26 +37,36 @@ const char *syscall_name(int nr)
 static char reason_keys[TLB_REASON_SLOTS][40];
 static bool reasons_loaded;
 
-static void key_from_enum_name(const char *name, char *out, size_t len)
-{
-	static const struct {
-		const char *kernel, *key;
-	} known[] = {
-		{"TLB_FLUSH_ON_TASK_SWITCH", "task_switch"},
-		{"TLB_REMOTE_SHOOTDOWN", "remote_shootdown"},
-		{"TLB_LOCAL_SHOOTDOWN", "local_shootdown"},
-		{"TLB_LOCAL_MM_SHOOTDOWN", "local_mm_shootdown"},
-		{"TLB_REMOTE_SEND_IPI", "remote_ipi_send"},
-		{"TLB_REMOTE_WRONG_CPU", "remote_wrong_cpu"},
-	};
-	size_t i;
+/* The x86 reasons mmscope names, by the kernel's enum name and by the tracepoint's text. */
+static const struct {
+	const char *kernel, *text, *key;
+} known_reasons[] = {
+	{"TLB_FLUSH_ON_TASK_SWITCH", "flush on task switch", "task_switch"},
+	{"TLB_REMOTE_SHOOTDOWN", "remote shootdown", "remote_shootdown"},
+	{"TLB_LOCAL_SHOOTDOWN", "local shootdown", "local_shootdown"},
+	{"TLB_LOCAL_MM_SHOOTDOWN", "local MM shootdown", "local_mm_shootdown"},
+	{"TLB_REMOTE_SEND_IPI", "remote IPI send", "remote_ipi_send"},
+	{"TLB_REMOTE_WRONG_CPU", "remote wrong CPU", "remote_wrong_cpu"},
+};
 
-	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
-		if (strcmp(name, known[i].kernel) == 0) {
-			snprintf(out, len, "%s", known[i].key);
-			return;
+/* The key of a known reason named by its enum name (by_text false) or its text. */
+static bool known_reason_key(const char *name, bool by_text, char *out, size_t len)
+{
+	for (size_t i = 0; i < sizeof(known_reasons) / sizeof(known_reasons[0]); i++) {
+		if (strcmp(name, by_text ? known_reasons[i].text : known_reasons[i].kernel) == 0) {
+			snprintf(out, len, "%s", known_reasons[i].key);
+			return true;
 		}
 	}
+	return false;
+}
+
+static void key_from_enum_name(const char *name, char *out, size_t len)
+{
+	size_t i;
+
+	if (known_reason_key(name, false, out, len))
+		return;
 	/* A reason a newer kernel added: its own name, lower case, without TLB_. */
 	if (strncmp(name, "TLB_", 4) == 0)
 		name += 4;
@@ -67,24 +77,10 @@ static void key_from_enum_name(const char *name, char *out, size_t len)
 
 static void key_from_print_name(const char *name, char *out, size_t len)
 {
-	static const struct {
-		const char *text, *key;
-	} known[] = {
-		{"flush on task switch", "task_switch"},
-		{"remote shootdown", "remote_shootdown"},
-		{"local shootdown", "local_shootdown"},
-		{"local MM shootdown", "local_mm_shootdown"},
-		{"remote IPI send", "remote_ipi_send"},
-		{"remote wrong CPU", "remote_wrong_cpu"},
-	};
 	size_t i;
 
-	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
-		if (strcmp(name, known[i].text) == 0) {
-			snprintf(out, len, "%s", known[i].key);
-			return;
-		}
-	}
+	if (known_reason_key(name, true, out, len))
+		return;
 	for (i = 0; name[i] && i + 1 < len; i++)
 		out[i] = isalnum((unsigned char)name[i]) ? (char)tolower((unsigned char)name[i])
 							 : '_';
