@@ -93,43 +93,43 @@ void *ktable_at(const struct keyed_table *t, size_t i)
 
 /*
  * Open addressing has no delete: a place freed in the middle of a probe sequence would hide the
- * keys placed after it. The kept entries are placed again in fresh arrays of the same size.
+ * keys placed after it. So the kept entries are placed again, in place: fresh arrays would be
+ * fresh pages, and a host-wide run that prunes its tables every few seconds would fault on
+ * each of them (mmscope's own faults, issue 26).
+ *
+ * The pass starts after a place that was free before the drops: no probe sequence crosses it.
+ * From there, each kept entry moves to the first free place from its home, which is never after
+ * its own. The places it skipped are before it and stay taken: a later entry only ever frees
+ * its own place, after this one.
  */
 size_t ktable_prune(struct keyed_table *t, bool (*keep)(const void *entry, void *arg),
 		    void (*drop)(const void *entry, void *arg), void *arg)
 {
-	unsigned char *e, *used;
-	size_t dropped = 0;
+	size_t dropped = 0, start = 0;
 
-	if (!t->cap)
+	if (!t->cap || t->n >= t->cap)
 		return 0;
-	e = calloc(t->cap, t->entry_size);
-	used = calloc(t->cap, 1);
-	if (!e || !used) {
-		free(e);
-		free(used);
-		return 0;
-	}
+	while (t->used[start])
+		start++;
 	for (size_t i = 0; i < t->cap; i++) {
-		const unsigned char *entry = t->e + i * t->entry_size;
-		size_t j;
+		if (!t->used[i] || keep(t->e + i * t->entry_size, arg))
+			continue;
+		if (drop)
+			drop(t->e + i * t->entry_size, arg);
+		t->used[i] = 0;
+		dropped++;
+	}
+	for (size_t k = 1; dropped && k < t->cap; k++) {
+		size_t i = (start + k) & (t->cap - 1), j;
 
 		if (!t->used[i])
 			continue;
-		if (!keep(entry, arg)) {
-			if (drop)
-				drop(entry, arg);
-			dropped++;
-			continue;
-		}
-		j = place(t, e, used, t->cap, entry);
-		memcpy(e + j * t->entry_size, entry, t->entry_size);
-		used[j] = 1;
+		t->used[i] = 0;
+		j = place(t, t->e, t->used, t->cap, t->e + i * t->entry_size);
+		if (j != i)
+			memcpy(t->e + j * t->entry_size, t->e + i * t->entry_size, t->entry_size);
+		t->used[j] = 1;
 	}
-	free(t->e);
-	free(t->used);
-	t->e = e;
-	t->used = used;
 	t->n -= dropped;
 	return dropped;
 }

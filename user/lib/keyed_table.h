@@ -31,7 +31,7 @@ void *ktable_find(const struct keyed_table *t, const void *key);
 /* Entry i (i < cap), or NULL when that place is free: for walking the table. */
 void *ktable_at(const struct keyed_table *t, size_t i);
 /* Keep the entries keep() says yes to, drop the others (drop() sees each first, when given):
- * the number dropped. Nothing is dropped when memory runs out. */
+ * the number dropped. In place: no memory is taken. */
 size_t ktable_prune(struct keyed_table *t, bool (*keep)(const void *entry, void *arg),
 		    void (*drop)(const void *entry, void *arg), void *arg);
 void ktable_free(struct keyed_table *t);
