@@ -17,6 +17,7 @@ struct session_config {
 	bool procs_live;     /* procs read during the run (serve): nothing left pending per CPU */
 	bool tlb_stacks;     /* TLB flush stacks */
 	bool tlb_detail;     /* TLB events by process and system call */
+	bool tlb_reasons;    /* the output names tlb_flush reasons (x86: read from the kernel) */
 	bool switch_procs;   /* context switches by process */
 	bool track_mm_cpus;  /* CPUs each mm ran on: avoidable broadcasts */
 	bool count_only;     /* no pairing: counters only (stat) */
