@@ -156,8 +156,8 @@ double session_duration_s(const struct session *s);
 /* Kernel symbols, loaded on first use; NULL (warned once) when unavailable. */
 struct ksyms *session_ksyms(struct session *s);
 const struct hook_candidate *session_hook(const struct session *s, enum mm_event_id id);
-/* What the run found, for the writers: once the counts are read, before writing (out of
- * core/run_result.c). res->sel points into s. */
+/* What the run found, for the writers (core/run_result.c): called once the counts are read,
+ * before writing. res->sel points into s, which must outlive res. */
 void session_result(const struct session *s, struct run_result *res);
 
 #endif
