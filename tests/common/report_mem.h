@@ -7,12 +7,12 @@
 #include "out/json.h"
 #include "out/report.h"
 
-/* s: the session as the test set it up; its output becomes m. */
-static inline void report_mem_begin(struct report *r, struct session *s, struct mem *m, bool json)
+/* res: the run's result as the test built it; the report is written into m. */
+static inline void report_mem_begin(struct report *r, const struct run_result *res, struct mem *m,
+				    bool json)
 {
 	mem_open(m);
-	s->out = m->f;
-	report_init(r, s);
+	report_init(r, res, m->f);
 	if (json) {
 		r->jw = jw_new(m->f, false);
 		jw_begin_object(r->jw);

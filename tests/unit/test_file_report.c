@@ -11,12 +11,12 @@
 #include "report_mem.h"
 #include "out/file_report.h"
 
-static struct session sess;
+static struct run_result res;
 
 static void setup(struct report *r, struct mem *m, bool json)
 {
-	memset(&sess, 0, sizeof(sess));
-	report_mem_begin(r, &sess, m, json);
+	memset(&res, 0, sizeof(res));
+	report_mem_begin(r, &res, m, json);
 }
 
 /* Ends the report; m->buf holds its text until free() (report_mem_end()). */

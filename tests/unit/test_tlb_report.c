@@ -2,7 +2,7 @@
 /*
  * Unit tests of the tlb and switch writers (out/tlb_report.c) over results built by hand: the
  * end-of-run tables (by_process, by_syscall, by_cpu) in text and JSON, with no BPF map behind
- * them. The session is the arm64 one, whose reason names are fixed (bpf/tlb.bpf.c's operation
+ * them. The result is an arm64 one, whose reason names are fixed (bpf/tlb.bpf.c's operation
  * kinds), so the expected text does not depend on the running kernel's BTF.
  */
 #include <stdio.h>
@@ -10,19 +10,21 @@
 #include <string.h>
 #include "test.h"
 #include "report_mem.h"
+#include "core/tlb_reasons.h"
 #include "out/tlb_report.h"
 
-static struct session sess;
+static struct run_result res;
 static struct mm_opts opts;
 
 static void setup(struct report *r, struct mem *m, bool json)
 {
-	memset(&sess, 0, sizeof(sess));
+	memset(&res, 0, sizeof(res));
 	memset(&opts, 0, sizeof(opts));
 	opts.top = 2;
-	sess.opts = &opts;
-	sess.caps.arch = ARCH_ARM64;
-	report_mem_begin(r, &sess, m, json);
+	res.opts = &opts;
+	res.arch = ARCH_ARM64;
+	tlb_reason_keys(res.tlb_reasons, ARCH_ARM64, NULL, false);
+	report_mem_begin(r, &res, m, json);
 }
 
 /* Ends the report; m->buf holds its text until free() (report_mem_end()). */

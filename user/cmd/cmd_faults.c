@@ -75,7 +75,7 @@ static void proc_text(struct report *r, const struct proc_row *row, bool other, 
 static void by_process(struct report *r, struct session *s)
 {
 	struct proc_row other, *rows;
-	bool classes = !faults_class_unavailable(s);
+	bool classes = !r->res->no_fault_class;
 	int n = 0;
 
 	rows = read_procs(s, &n, &other);
@@ -88,12 +88,12 @@ static void by_process(struct report *r, struct session *s)
 			proc_json(r, &other, true, classes);
 		jw_end_array(r->jw);
 	} else if (n) {
-		fprintf(r->out, "\nby process (top %d of %d)\n", r->s->opts->top, n);
+		fprintf(r->out, "\nby process (top %d of %d)\n", r->res->opts->top, n);
 		fprintf(r->out, "  %7s %-16s %10s %8s %9s %9s %8s %10s %7s\n", "PID", "COMM",
 			"USER", "KERNEL", "READ", "WRITE", "EXEC", "MINOR", "MAJOR");
-		for (int i = 0; i < n && i < r->s->opts->top; i++)
+		for (int i = 0; i < n && i < r->res->opts->top; i++)
 			proc_text(r, &rows[i], false, classes);
-		for (int i = r->s->opts->top; i < n; i++)
+		for (int i = r->res->opts->top; i < n; i++)
 			for (int k = 0; k < PC_NR; k++)
 				other.f.n[k] += rows[i].f.n[k];
 		if (other.f.user + other.f.kernel)
@@ -113,12 +113,12 @@ static void top_locations(struct report *r, struct session *s, const struct mm_s
 	int n = 0;
 	struct location_row *rows = read_locations(s, &n);
 
-	for (int i = s->opts->top; i < n; i++)
+	for (int i = r->res->opts->top; i < n; i++)
 		other += rows[i].count;
 	if (r->jw) {
 		jw_key(r->jw, "top_locations");
 		jw_begin_array(r->jw);
-		for (int i = 0; i < n && i < s->opts->top; i++) {
+		for (int i = 0; i < n && i < r->res->opts->top; i++) {
 			jw_begin_object(r->jw);
 			jw_key(r->jw, "symbol");
 			jw_string(r->jw, rows[i].symbol);
@@ -142,7 +142,7 @@ static void top_locations(struct report *r, struct session *s, const struct mm_s
 	} else if (n) {
 		fprintf(r->out, "\ntop fault locations\n  %10s  %-40s %s\n", "COUNT", "SYMBOL",
 			"DSO");
-		for (int i = 0; i < n && i < s->opts->top; i++) {
+		for (int i = 0; i < n && i < r->res->opts->top; i++) {
 			char *sym = folded_escape(rows[i].symbol, strlen(rows[i].symbol));
 			char *dso = folded_escape(rows[i].dso, strlen(rows[i].dso));
 
@@ -157,8 +157,8 @@ static void top_locations(struct report *r, struct session *s, const struct mm_s
 	free_locations(rows, n);
 }
 
-static void print_faults(struct report *r, const struct mm_stats *st, const struct mm_stats *percpu,
-			 bool final)
+static void print_faults(struct report *r, struct session *s, const struct mm_stats *st,
+			 const struct mm_stats *percpu, bool final)
 {
 	(void)percpu;
 	faults_report_counts(r, st, 0, true);
@@ -166,9 +166,9 @@ static void print_faults(struct report *r, const struct mm_stats *st, const stru
 	if (final) {
 		struct file_result files;
 
-		by_process(r, r->s);
-		top_locations(r, r->s, st);
-		file_result_read(r->s, &files);
+		by_process(r, s);
+		top_locations(r, s, st);
+		file_result_read(s, &files);
 		faults_report_files(r, st, &files);
 		file_result_free(&files);
 	}

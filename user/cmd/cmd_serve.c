@@ -41,7 +41,6 @@ static int run_serve(struct mm_opts *opts)
 #include <netdb.h>
 
 #include "lib/escape.h"
-#include "out/faults_report.h"
 #include "out/metrics.h"
 #include "core/proc_table.h"
 #include "core/runner.h"
@@ -56,6 +55,7 @@ static int run_serve(struct mm_opts *opts)
 
 struct serve {
 	struct session s;
+	struct run_result res; /* what the pages say of the run: filled once it is open */
 	bool session_ok;
 	bool tracing;	      /* hooks attached (atomic loads and stores) */
 	pthread_mutex_t lock; /* scrapes and label passes */
@@ -176,15 +176,15 @@ static void counters(struct metrics_writer *w, const char *name, const char *hel
 
 /* x86: the reasons this kernel names, and any other that occurred; elsewhere the slots are
  * the architecture's operation kinds (3 on powerpc, 4 on arm64). */
-static bool tlb_slot_shown(struct session *s, const struct mm_stats *st, unsigned int v)
+static bool tlb_slot_shown(const struct run_result *res, const struct mm_stats *st, unsigned int v)
 {
 	if (st->tlb_reason[v])
 		return true;
-	if (s->caps.arch == ARCH_POWERPC)
+	if (res->arch == ARCH_POWERPC)
 		return v < 3;
-	if (s->caps.arch == ARCH_ARM64)
+	if (res->arch == ARCH_ARM64)
 		return v < 4;
-	return strncmp(tlb_reason_key(s, v), "reason_", 7) != 0;
+	return strncmp(tlb_reason_key(res, v), "reason_", 7) != 0;
 }
 
 static void page_labels(struct metrics_writer *w, const struct mm_stats *st)
@@ -227,10 +227,10 @@ static void page_labels(struct metrics_writer *w, const struct mm_stats *st)
 		const struct series_row *r = i < t->nrows ? &t->rows[i] : &t->rows[t->max_series];
 
 		for (unsigned int v = 0; v < TLB_REASON_SLOTS; v++)
-			if (r->v[SF_TLB0 + v] || tlb_slot_shown(&srv.s, st, v))
-				metrics_sample(
-					w, name, "_total", r->v[SF_TLB0 + v],
-					LABELS(ln, r->value, "reason", tlb_reason_key(&srv.s, v)));
+			if (r->v[SF_TLB0 + v] || tlb_slot_shown(&srv.res, st, v))
+				metrics_sample(w, name, "_total", r->v[SF_TLB0 + v],
+					       LABELS(ln, r->value, "reason",
+						      tlb_reason_key(&srv.res, v)));
 	}
 	snprintf(name, sizeof(name), "mmscope_%s_context_switches", ln);
 	snprintf(help, sizeof(help), "Context switches by %s and kind.", ln);
@@ -258,21 +258,19 @@ static void page_labels(struct metrics_writer *w, const struct mm_stats *st)
 
 static void page_info(struct metrics_writer *w, bool tracing)
 {
-	struct session *s = &srv.s;
-	char target[512];
+	const struct run_result *res = &srv.res;
 
 	metrics_family(w, "mmscope_build", "info", NULL, "mmscope version and the traced kernel.");
 	metrics_sample(w, "mmscope_build", "_info", 1,
 		       LABELS("version", MMSCOPE_VERSION, "kernel", srv.kernel, "arch",
-			      arch_name(s->caps.arch)));
-	report_target_line(s, target, sizeof(target));
+			      arch_name(res->arch)));
 	metrics_family(w, "mmscope_target", "info", NULL, "What is traced.");
-	metrics_sample(w, "mmscope_target", "_info", 1, LABELS("target", target));
+	metrics_sample(w, "mmscope_target", "_info", 1, LABELS("target", res->target));
 	metrics_family(w, "mmscope_hook", "info", NULL,
 		       "The hook each event uses (see 'mmscope probes'); events without one are "
 		       "absent.");
 	for (int e = 0; e < EV_NR; e++) {
-		const struct hook_candidate *c = session_hook(s, (enum mm_event_id)e);
+		const struct hook_candidate *c = run_hook(res, (enum mm_event_id)e);
 		char where[160];
 
 		if (!c)
@@ -293,19 +291,18 @@ static void page_info(struct metrics_writer *w, bool tracing)
 
 static void page_faults(struct metrics_writer *w, const struct mm_stats *st)
 {
-	struct session *s = &srv.s;
+	const struct run_result *res = &srv.res;
 	static const char *const modes[] = {"user", "kernel"};
 	static const char *const access[] = {"read", "write", "exec"};
 	static const char *const results[] = {"minor", "major"};
-	char method[256];
 
-	if (session_hook(s, EV_FAULT_ENTRY)) {
+	if (run_hook(res, EV_FAULT_ENTRY)) {
 		counters(w, "mmscope_page_faults",
 			 "Page faults taken, by the mode they were taken in (each entry into the "
 			 "fault handler).",
 			 "mode", modes,
 			 (const uint64_t[]){st->c[CNT_FAULT_USER], st->c[CNT_FAULT_KERNEL]}, 2);
-		if (!faults_class_unavailable(s)) {
+		if (!res->no_fault_class) {
 			counters(w, "mmscope_page_faults_access",
 				 "Page faults by access (read, write, instruction fetch).",
 				 "access", access,
@@ -313,19 +310,19 @@ static void page_faults(struct metrics_writer *w, const struct mm_stats *st)
 						    st->c[CNT_FAULT_EXEC]},
 				 3);
 		}
-		if (!faults_prot_unavailable(s)) {
+		if (!res->no_fault_prot) {
 			metrics_family(w, "mmscope_page_faults_protection", "counter", NULL,
 				       "Page faults on present pages (protection faults).");
 			metrics_sample(w, "mmscope_page_faults_protection", "_total",
 				       st->c[CNT_FAULT_PROT], NULL);
 		}
 	}
-	if (session_hook(s, EV_FAULT_DONE))
+	if (run_hook(res, EV_FAULT_DONE))
 		counters(w, "mmscope_page_faults_completed",
 			 "Page faults the kernel accounted, by result (minor or major).", "result",
 			 results,
 			 (const uint64_t[]){st->c[CNT_FAULT_MINOR], st->c[CNT_FAULT_MAJOR]}, 2);
-	if (faults_latency_method(s, method, sizeof(method))) {
+	if (res->fault_latency_method[0]) {
 		metrics_family(w, "mmscope_fault_latency_seconds", "histogram", "seconds",
 			       "Page fault latency (log2 buckets).");
 		metrics_histogram(w, "mmscope_fault_latency_seconds",
@@ -339,10 +336,10 @@ static void page_faults(struct metrics_writer *w, const struct mm_stats *st)
 
 static void page_tlb(struct metrics_writer *w, const struct mm_stats *st)
 {
-	struct session *s = &srv.s;
-	bool x86 = session_hook(s, EV_TLB_FLUSH) != NULL;
-	bool any = x86 || session_hook(s, EV_TLBIE) || session_hook(s, EV_ARM64_TLBI) ||
-		   session_hook(s, EV_HCALL);
+	const struct run_result *res = &srv.res;
+	bool x86 = run_hook(res, EV_TLB_FLUSH) != NULL;
+	bool any = x86 || run_hook(res, EV_TLBIE) || run_hook(res, EV_ARM64_TLBI) ||
+		   run_hook(res, EV_HCALL);
 	static const char *const kinds[] = {"local", "broadcast"};
 
 	if (!any)
@@ -351,9 +348,9 @@ static void page_tlb(struct metrics_writer *w, const struct mm_stats *st)
 		       "TLB flush operations by reason (x86 tlb:tlb_flush, one per flushing CPU); "
 		       "by operation kind on powerpc and arm64.");
 	for (unsigned int v = 0; v < TLB_REASON_SLOTS; v++)
-		if (tlb_slot_shown(s, st, v))
+		if (tlb_slot_shown(res, st, v))
 			metrics_sample(w, "mmscope_tlb_flushes", "_total", st->tlb_reason[v],
-				       LABELS("reason", tlb_reason_key(s, v)));
+				       LABELS("reason", tlb_reason_key(res, v)));
 	counters(w, "mmscope_tlb_invalidations",
 		 "TLB invalidations issued, by kind: on the issuing CPU only, or broadcast to "
 		 "others.",
@@ -373,11 +370,11 @@ static void page_tlb(struct metrics_writer *w, const struct mm_stats *st)
 
 static void page_switch(struct metrics_writer *w, const struct mm_stats *st)
 {
-	struct session *s = &srv.s;
+	const struct run_result *res = &srv.res;
 	static const char *const kinds[] = {"same_mm", "mm_change", "kernel"};
 	static const char *const tlb[] = {"mm_change_flush", "mm_change_noflush", "lazy_flush"};
 
-	if (!session_hook(s, EV_SWITCH))
+	if (!run_hook(res, EV_SWITCH))
 		return;
 	counters(w, "mmscope_context_switches",
 		 "Context switches by kind: to a thread of the same mm, to another mm, or to a "
@@ -386,7 +383,7 @@ static void page_switch(struct metrics_writer *w, const struct mm_stats *st)
 		 (const uint64_t[]){st->c[CNT_SW_SAME_MM], st->c[CNT_SW_MM_CHANGE],
 				    st->c[CNT_SW_KERNEL]},
 		 3);
-	if (session_hook(s, EV_SWITCH_FLUSH))
+	if (run_hook(res, EV_SWITCH_FLUSH))
 		counters(w, "mmscope_context_switch_tlb",
 			 "What the TLB did at switches: mm changes that flushed it or kept it "
 			 "(ASID), and lazy-TLB catch-up flushes.",
@@ -543,6 +540,7 @@ static int run_serve(struct mm_opts *opts)
 		.procs_live = true,
 		.tlb_detail = opts->labels != LABELS_NONE,
 		.switch_procs = opts->labels != LABELS_NONE,
+		.tlb_reasons = true,
 	};
 	struct MHD_Daemon *d = NULL;
 	sigset_t block, old;
@@ -592,7 +590,9 @@ static int run_serve(struct mm_opts *opts)
 		opts->interval = opts->duration && opts->duration < 1 ? opts->duration : 1;
 	if (session_open(&srv.s, opts, &cfg))
 		goto out;
-	(void)tlb_reason_key(&srv.s, 0); /* loads the reason names before any scrape */
+	/* Read here, not in the HTTP thread: the target, the hooks, the reason names. Nothing
+	 * the pages show of it changes while the run goes on. */
+	session_result(&srv.s, &srv.res);
 	srv.start_time = srv.s.wall_start;
 	__atomic_store_n(&srv.tracing, true, __ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&srv.lock);

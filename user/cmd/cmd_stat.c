@@ -92,7 +92,7 @@ static void hw_report(struct report *r, struct session *s, bool delta)
 		const char *section = i < 2 ? "tlb_misses" : "slb";
 		char key[64];
 
-		if (i == 2 && !r->jw && s->caps.arch != ARCH_POWERPC)
+		if (i == 2 && !r->jw && r->res->arch != ARCH_POWERPC)
 			break; /* SLB: powerpc only (JSON keeps the keys, null) */
 		if (i == 0 || i == 2) {
 			if (i == 2)
@@ -145,8 +145,8 @@ static void stat_before_print(struct session *s, bool final)
 	hw_read(s);
 }
 
-static void print_stat(struct report *r, const struct mm_stats *st, const struct mm_stats *percpu,
-		       bool final)
+static void print_stat(struct report *r, struct session *s, const struct mm_stats *st,
+		       const struct mm_stats *percpu, bool final)
 {
 	(void)percpu;
 	faults_report_counts(r, st, 0, false);
@@ -156,7 +156,7 @@ static void print_stat(struct report *r, const struct mm_stats *st, const struct
 	hash_report_counts(r, st);
 	switch_report_counts(r, st);
 	report_section_end(r);
-	hw_report(r, r->s, !final);
+	hw_report(r, s, !final);
 }
 
 static int run_stat(struct mm_opts *opts)
@@ -171,6 +171,7 @@ static int run_stat(struct mm_opts *opts)
 					  1u << EV_INSN_READ | 1u << EV_SLB,
 				.required = 0,
 				.count_only = true,
+				.tlb_reasons = true,
 			},
 		.print = print_stat,
 		.after_open = stat_after_open,

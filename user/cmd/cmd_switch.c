@@ -4,15 +4,15 @@
 #include "core/runner.h"
 #include "out/tlb_report.h"
 
-static void print_switch(struct report *r, const struct mm_stats *st, const struct mm_stats *percpu,
-			 bool final)
+static void print_switch(struct report *r, struct session *s, const struct mm_stats *st,
+			 const struct mm_stats *percpu, bool final)
 {
 	switch_report_counts(r, st);
 	if (final) {
 		struct switch_details d;
 
-		switch_details_read(r->s, &d);
-		switch_report_details(r, percpu, r->s->ncpus, &d);
+		switch_details_read(s, &d);
+		switch_report_details(r, percpu, s->ncpus, &d);
 		switch_details_free(&d);
 	}
 	report_section_end(r);

@@ -4,15 +4,15 @@
 #include "core/runner.h"
 #include "out/tlb_report.h"
 
-static void print_tlb(struct report *r, const struct mm_stats *st, const struct mm_stats *percpu,
-		      bool final)
+static void print_tlb(struct report *r, struct session *s, const struct mm_stats *st,
+		      const struct mm_stats *percpu, bool final)
 {
 	(void)percpu;
 	tlb_report_counts(r, st, true);
 	if (final) {
 		struct tlb_details d;
 
-		tlb_details_read(r->s, &d);
+		tlb_details_read(s, &d);
 		tlb_report_details(r, &d);
 		tlb_details_free(&d);
 	}
@@ -34,6 +34,7 @@ static int run_tlb(struct mm_opts *opts)
 				.track_mm_cpus = true,
 				.untimed_faults = true,
 				.tlb_detail = true,
+				.tlb_reasons = true,
 				.tlb_stacks = opts_stacks(opts),
 			},
 		.print = print_tlb,

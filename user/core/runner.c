@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 
 #include "out/faults_report.h"
 #include "out/pprof.h"
@@ -27,6 +26,7 @@ static void stats_delta(struct mm_stats *out, const struct mm_stats *cur,
 static void on_interval(struct session *s, int index, double t0, double t1)
 {
 	struct mm_stats cur, delta;
+	struct run_result res;
 	struct report r;
 
 	if (session_read_stats(s, &cur, NULL))
@@ -35,26 +35,27 @@ static void on_interval(struct session *s, int index, double t0, double t1)
 	prev_stats = cur;
 	if (spec->before_print)
 		spec->before_print(s, false);
-	report_init(&r, s);
+	session_result(s, &res);
+	report_init(&r, &res, s->out);
 	report_begin(&r, index, t0, t1);
-	spec->print(&r, &delta, NULL, false);
+	spec->print(&r, s, &delta, NULL, false);
 	report_end(&r, &delta);
 	/* The reader went away (| head): stop, quietly. */
 	if (fflush(s->out) != 0 || ferror(s->out))
 		s->out_broken = true;
 }
 
-static struct session *folded_session;
+static const struct run_result *folded_result;
 
 static void kind_name_trampoline(uint32_t kind, char *buf, size_t len)
 {
-	mm_kind_name(folded_session, kind, buf, len);
+	mm_kind_name(folded_result, kind, buf, len);
 }
 
-void mm_kind_name(struct session *s, uint32_t kind, char *buf, size_t len)
+void mm_kind_name(const struct run_result *res, uint32_t kind, char *buf, size_t len)
 {
 	if (kind & KIND_TLB) {
-		snprintf(buf, len, "[tlb %s]", tlb_reason_key(s, kind & ~KIND_TLB));
+		snprintf(buf, len, "[tlb %s]", tlb_reason_key(res, kind & ~KIND_TLB));
 		return;
 	}
 	const char *access = !(kind & FC_ACCESS_KNOWN) ? "fault"
@@ -72,13 +73,13 @@ void mm_kind_name(struct session *s, uint32_t kind, char *buf, size_t len)
 }
 
 /* The hooks of the run, "fault-entry tp_btf, fault-completion perf, ...". */
-static void hooks_line(const struct session *s, char *buf, size_t len)
+static void hooks_line(const struct run_result *res, char *buf, size_t len)
 {
 	size_t used = (size_t)snprintf(buf, len, "hooks:");
 
 	for (int e = 0; e < EV_NR && used < len; e++) {
-		const struct event_selection *es = &s->sel.events[e];
-		const struct hook_candidate *c = session_hook(s, (enum mm_event_id)e);
+		const struct event_selection *es = &res->sel->events[e];
+		const struct hook_candidate *c = run_hook(res, (enum mm_event_id)e);
 		char where[160];
 
 		if (!es->wanted || es->ev->infra || !c)
@@ -90,18 +91,15 @@ static void hooks_line(const struct session *s, char *buf, size_t len)
 }
 
 /* The flame graph of the run's stacks, with what, where and how in its title lines. */
-static int write_svg(struct session *s, const struct tracing_spec *sp, const struct stack_set *set,
-		     uint64_t taken)
+static int write_svg(struct session *s, const struct run_result *res, const struct tracing_spec *sp,
+		     const struct stack_set *set, uint64_t taken)
 {
-	char title[256], target[512], where[768], hooks[1024], totals[384], lat[32], sampled[128];
+	char title[256], where[768], hooks[1024], totals[384], lat[32], sampled[128];
 	uint32_t every = s->opts->sample_every;
 	struct flame_opts fo = {
 		.title = title, .unit = sp->flame_unit, .latency = s->opts->weight_latency};
-	struct utsname u;
 	int err;
 
-	uname(&u);
-	report_target_line(s, target, sizeof(target));
 	snprintf(title, sizeof(title), "mmscope %s: %s by stack, width = %s%s", s->opts->cmd->name,
 		 sp->flame_what, s->opts->weight_latency ? "latency" : "count",
 		 every > 1 ? " (estimated from sampled stacks)" : "");
@@ -110,14 +108,14 @@ static int write_svg(struct session *s, const struct tracing_spec *sp, const str
 		snprintf(sampled, sizeof(sampled),
 			 " (estimated: stacks of 1 in %u %s per CPU, %llu taken, each weighing %u)",
 			 every, sp->flame_unit, (unsigned long long)taken, every);
-	snprintf(where, sizeof(where), "%s; kernel %s %s", target, u.release, u.machine);
-	hooks_line(s, hooks, sizeof(hooks));
+	snprintf(where, sizeof(where), "%s; kernel %s %s", res->target, res->kernel, res->machine);
+	hooks_line(res, hooks, sizeof(hooks));
 	flame_format_ns(set->latency_ns, lat, sizeof(lat));
 	snprintf(totals, sizeof(totals), "%llu %s on %d stacks%s%s%s in %.2f s%s",
 		 (unsigned long long)set->count, sp->flame_unit, set->distinct,
 		 set->latency_ns ? ", " : "", set->latency_ns ? lat : "",
-		 set->latency_ns ? " latency (fault entry to completion)" : "",
-		 session_duration_s(s), sampled);
+		 set->latency_ns ? " latency (fault entry to completion)" : "", res->duration_s,
+		 sampled);
 	fo.subtitle[0] = where;
 	fo.subtitle[1] = hooks;
 	fo.subtitle[2] = totals;
@@ -128,10 +126,10 @@ static int write_svg(struct session *s, const struct tracing_spec *sp, const str
 }
 
 /* The profile of the run's stacks, with what, where and how as its comments. */
-static int write_pprof(struct session *s, const struct tracing_spec *sp,
-		       const struct stack_set *set, uint64_t taken)
+static int write_pprof(struct session *s, const struct run_result *res,
+		       const struct tracing_spec *sp, const struct stack_set *set, uint64_t taken)
 {
-	char what[256], target[512], where[768], hooks[1024], sampled[192];
+	char what[256], where[768], hooks[1024], sampled[192];
 	uint32_t every = s->opts->sample_every;
 	unsigned char kid[64];
 	int kid_len = kernel_build_id(kid, sizeof(kid));
@@ -139,31 +137,28 @@ static int write_pprof(struct session *s, const struct tracing_spec *sp,
 		.events = sp->flame_unit,
 		.unit = "count",
 		/* A latency only where faults complete; else it is unknown, not 0. */
-		.latency = sp->pprof_latency && s->sel.events[EV_FAULT_DONE].chosen >= 0,
+		.latency = sp->pprof_latency && res->sel->events[EV_FAULT_DONE].chosen >= 0,
 		.default_latency = s->opts->weight_latency,
 		.class_label = sp->pprof_class_label,
 		.class_prefix = sp->pprof_class_prefix,
 		.time_nanos = (uint64_t)(s->wall_start * 1e9),
-		.duration_nanos = (uint64_t)(session_duration_s(s) * 1e9),
+		.duration_nanos = (uint64_t)(res->duration_s * 1e9),
 		.kernel_build_id = kid_len > 0 ? kid : NULL,
 		.kernel_build_id_len = kid_len > 0 ? (size_t)kid_len : 0,
 		.comment = {what, where, hooks, every > 1 ? sampled : NULL},
 		.period = every > 1 ? every : 1,
 	};
-	struct utsname u;
 	int err;
 
 	if (kid_len < 0)
 		verbose_msg("--pprof: the kernel's build ID: %s", strerror(-kid_len));
-	uname(&u);
-	report_target_line(s, target, sizeof(target));
 	snprintf(what, sizeof(what), "mmscope %s: %s by stack", s->opts->cmd->name, sp->flame_what);
 	snprintf(sampled, sizeof(sampled),
 		 "stacks of 1 in %u %s (on average, per CPU) taken: %llu; each sample weighs %u, "
 		 "its values are estimates",
 		 every, sp->flame_unit, (unsigned long long)taken, every);
-	snprintf(where, sizeof(where), "%s; kernel %s %s", target, u.release, u.machine);
-	hooks_line(s, hooks, sizeof(hooks));
+	snprintf(where, sizeof(where), "%s; kernel %s %s", res->target, res->kernel, res->machine);
+	hooks_line(res, hooks, sizeof(hooks));
 	err = pprof_write(s->pprof, set->recs, set->n, &po);
 	if (err)
 		err_msg("--pprof %s: %s", s->opts->pprof, strerror(-err));
@@ -173,6 +168,7 @@ static int write_pprof(struct session *s, const struct tracing_spec *sp,
 int run_tracing(struct mm_opts *opts, const struct tracing_spec *sp)
 {
 	struct mm_stats st, *percpu = NULL;
+	struct run_result res;
 	struct session s;
 	struct report r;
 	int status = 1;
@@ -190,6 +186,7 @@ int run_tracing(struct mm_opts *opts, const struct tracing_spec *sp)
 	}
 	/* Faults still open now never completed: incomplete, with their invalidations. */
 	st.c[CNT_FAULT_REPLACED] += session_open_faults(&s, &st);
+	session_result(&s, &res);
 	if (opts_stacks(opts)) {
 		/* --sample N: each stack taken stands for N events, lost ones too. */
 		uint64_t weight = opts->sample_every > 1 ? opts->sample_every : 1;
@@ -197,7 +194,7 @@ int run_tracing(struct mm_opts *opts, const struct tracing_spec *sp)
 		struct stack_set set;
 		int err;
 
-		folded_session = &s;
+		folded_result = &res;
 		err = read_stacks(&s, kind_name_trampoline, opts->svg || opts->pprof, &set);
 		st.c[CNT_LOST_FOLDED] += set.lost;
 		scale_stacks(&set, weight);
@@ -207,25 +204,25 @@ int run_tracing(struct mm_opts *opts, const struct tracing_spec *sp)
 			write_folded(s.out, &set, opts->weight_latency,
 				     st.c[CNT_LOST_FOLDED] * weight);
 		if (!err && opts->svg)
-			err = write_svg(&s, sp, &set, taken);
+			err = write_svg(&s, &res, sp, &set, taken);
 		if (!err && opts->pprof)
-			err = write_pprof(&s, sp, &set, taken);
+			err = write_pprof(&s, &res, sp, &set, taken);
 		free_stacks(&set);
 		if (err)
 			goto out;
 		if (opts->folded) {
 			report_lost_stderr(&st);
 			if (verbose)
-				unwind_report_stderr(&s, &st);
+				unwind_report_stderr(&res, &st);
 			status = 0;
 			goto out;
 		}
 	}
 	if (sp->before_print)
 		sp->before_print(&s, true);
-	report_init(&r, &s);
+	report_init(&r, &res, s.out);
 	report_begin(&r, -1, 0, 0);
-	sp->print(&r, &st, percpu, true);
+	sp->print(&r, &s, &st, percpu, true);
 	unwind_report(&r, &st);
 	prog_stats_report(&r, &s.progs, verbose || opts->bpf_stats);
 	report_end(&r, &st);

@@ -7,14 +7,16 @@
 #ifndef MMSCOPE_RUNNER_H
 #define MMSCOPE_RUNNER_H
 
+#include "core/session.h"
 #include "out/report.h"
 
 struct tracing_spec {
 	struct session_config cfg;
 	/* Print the sections of one interval (final false) or of the whole run (final true;
-	 * percpu holds the per-CPU values then, s->ncpus of them). */
-	void (*print)(struct report *r, const struct mm_stats *st, const struct mm_stats *percpu,
-		      bool final);
+	 * percpu holds the per-CPU values then, s->ncpus of them). s: for the tables read at the
+	 * end (the writers read r->res). */
+	void (*print)(struct report *r, struct session *s, const struct mm_stats *st,
+		      const struct mm_stats *percpu, bool final);
 	/* Flame graphs: what the stacks count ("page faults") and the unit ("faults"). */
 	const char *flame_what, *flame_unit;
 	/* --pprof: the label key of the leaf frame ("fault_class"), what is cut from its name
@@ -32,6 +34,6 @@ struct tracing_spec {
 int run_tracing(struct mm_opts *opts, const struct tracing_spec *spec);
 
 /* Leaf names for faults and TLB flushes: "[write minor]", "[tlb remote_ipi_send]". */
-void mm_kind_name(struct session *s, uint32_t kind, char *buf, size_t len);
+void mm_kind_name(const struct run_result *res, uint32_t kind, char *buf, size_t len);
 
 #endif

@@ -26,10 +26,9 @@
 #include "cfi/cfi_cache.h"
 #include "core/session.h"
 #include "core/target.h"
-#include "out/faults_report.h"
+#include "core/faults_avail.h"
 #include "core/mmap_log.h"
 #include "out/metrics.h"
-#include "out/report.h"
 #include "mmscope.skel.h"
 #include "mmscope_nocb.skel.h"
 
@@ -1412,7 +1411,7 @@ static void announce_start(const struct session *s)
 	} else {
 		mbuf_printf(&b, " host-wide");
 	}
-	if (report_self_left_out(s))
+	if (run_self_left_out(s->opts))
 		mbuf_printf(&b, " but mmscope itself (PID %d)", (int)getpid());
 	if (o->cpu_filter) {
 		mbuf_printf(&b, " on CPUs ");

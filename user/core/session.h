@@ -12,6 +12,8 @@
 #include <sys/types.h>
 
 #include "core/catalog.h"
+#include "core/run_result.h"
+#include "core/session_config.h"
 #include "out/json.h"
 #include "core/loc_table.h"
 #include "core/proc_table.h"
@@ -25,23 +27,6 @@
 
 struct mmscope;
 struct unwind_tables;
-
-/* What a subcommand wants from the BPF side. */
-struct session_config {
-	unsigned int events;   /* bits of enum mm_event_id the subcommand needs */
-	unsigned int required; /* of those, the ones without which it cannot run at all */
-	unsigned int primary;  /* at least one of these must be observable (0: any event) */
-	bool procs, locations, stacks;
-	bool files;	     /* faults on files, by file and process (by_file) */
-	bool procs_live;     /* procs read during the run (serve): nothing left pending per CPU */
-	bool tlb_stacks;     /* TLB flush stacks */
-	bool tlb_detail;     /* TLB events by process and system call */
-	bool switch_procs;   /* context switches by process */
-	bool track_mm_cpus;  /* CPUs each mm ran on: avoidable broadcasts */
-	bool count_only;     /* no pairing: counters only (stat) */
-	bool fault_latency;  /* a latency per fault is needed (--weight latency) */
-	bool untimed_faults; /* faults paired for their class only: no latency read (tlb) */
-};
 
 struct hw_counter {
 	const char *name; /* "dtlb_misses" */
@@ -171,5 +156,8 @@ double session_duration_s(const struct session *s);
 /* Kernel symbols, loaded on first use; NULL (warned once) when unavailable. */
 struct ksyms *session_ksyms(struct session *s);
 const struct hook_candidate *session_hook(const struct session *s, enum mm_event_id id);
+/* What the run found, for the writers (core/run_result.c): called once the counts are read,
+ * before writing. res->sel points into s, which must outlive res. */
+void session_result(const struct session *s, struct run_result *res);
 
 #endif

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stdio.h>
 #include <string.h>
-#include <sys/utsname.h>
 
 #include "out/faults_report.h"
 
@@ -12,17 +11,15 @@
  */
 static void insn_reads_report(struct report *r, const struct mm_stats *st)
 {
-	const struct session *s = r->s;
-	const struct hook_candidate *c = session_hook(s, EV_INSN_READ);
-	struct utsname u;
+	const struct run_result *res = r->res;
+	const struct hook_candidate *c = run_hook(res, EV_INSN_READ);
 	int major = 0, minor = 0;
 	const char *why = NULL, *note = NULL;
 	bool known;
 
-	if (s->caps.arch != ARCH_POWERPC)
+	if (res->arch != ARCH_POWERPC)
 		why = "powerpc only (store_updates_sp)";
-	uname(&u);
-	sscanf(u.release, "%d.%d", &major, &minor);
+	sscanf(res->kernel, "%d.%d", &major, &minor);
 	known = c || (!why && (major > 5 || (major == 5 && minor >= 9)));
 	if (!why && !known)
 		why = "store_updates_sp is not probe-able on this kernel (inlined?)";
@@ -47,7 +44,7 @@ static void insn_reads_report(struct report *r, const struct mm_stats *st)
 		jw_end_object(r->jw);
 		return;
 	}
-	if (s->caps.arch != ARCH_POWERPC)
+	if (res->arch != ARCH_POWERPC)
 		return;
 	if (!known)
 		fprintf(r->out, "  %-26s %14s (%s)\n", "faults reading their insn", "n/a", why);
@@ -62,15 +59,14 @@ static void insn_reads_report(struct report *r, const struct mm_stats *st)
 void faults_report_counts(struct report *r, const struct mm_stats *st, uint64_t open_at_end,
 			  bool histograms)
 {
-	const struct session *s = r->s;
-	bool have_entry = session_hook(s, EV_FAULT_ENTRY) != NULL;
-	bool have_done = session_hook(s, EV_FAULT_DONE) != NULL;
-	const char *no_class = faults_class_unavailable(s);
-	const char *no_prot = faults_prot_unavailable(s);
+	const struct run_result *res = r->res;
+	bool have_entry = run_hook(res, EV_FAULT_ENTRY) != NULL;
+	bool have_done = run_hook(res, EV_FAULT_DONE) != NULL;
+	const char *no_class = res->no_fault_class;
+	const char *no_prot = res->no_fault_prot;
 	const char *no_entry = "no fault-entry hook on this kernel (see 'mmscope probes')";
 	const char *no_done = "no fault-completion hook on this kernel (see 'mmscope probes')";
-	char method[256];
-	const char *lat_method = faults_latency_method(s, method, sizeof(method));
+	const char *lat_method = res->fault_latency_method[0] ? res->fault_latency_method : NULL;
 
 	report_section(r, "faults");
 	if (!r->jw)
@@ -84,7 +80,7 @@ void faults_report_counts(struct report *r, const struct mm_stats *st, uint64_t 
 		       no_prot);
 	report_counter(r, "faults.minor", "minor", have_done, st->c[CNT_FAULT_MINOR], no_done);
 	report_counter(r, "faults.major", "major", have_done, st->c[CNT_FAULT_MAJOR], no_done);
-	if (s->cfg.count_only) {
+	if (res->cfg.count_only) {
 		/* No pairing: what entered and was not accounted (completions of faults that
 		 * entered before the hooks were attached make this an estimate, clamped at 0). */
 		uint64_t in = st->c[CNT_FAULT_USER] + st->c[CNT_FAULT_KERNEL];
@@ -99,7 +95,7 @@ void faults_report_counts(struct report *r, const struct mm_stats *st, uint64_t 
 			       have_entry ? no_done : no_entry);
 	}
 	report_counter(r, "faults.nofault_excluded", "probe reads (excluded)",
-		       s->caps.arch == ARCH_X86 && have_entry, st->c[CNT_FAULT_NOFAULT],
+		       res->arch == ARCH_X86 && have_entry, st->c[CNT_FAULT_NOFAULT],
 		       "only x86's exceptions tracepoints see faults taken with page faults "
 		       "disabled");
 	insn_reads_report(r, st);
@@ -149,8 +145,8 @@ static const char *const type_help[FTY_NR] = {
  */
 static void types_report(struct report *r, const struct mm_stats *st, bool histograms)
 {
-	const char *why = faults_type_unavailable(r->s);
-	const char *no_cow = faults_cow_unavailable(r->s);
+	const char *why = r->res->no_fault_type;
+	const char *no_cow = r->res->no_fault_cow;
 	char key[96], title[160];
 
 	if (why) {
@@ -196,7 +192,7 @@ static void types_report(struct report *r, const struct mm_stats *st, bool histo
 					 fault_type_key(t));
 				report_hist(r, key, "", "nsecs", (const uint64_t *)st->type_lat[t],
 					    (const uint64_t *)&st->type_lat_sum[t],
-					    !r->s->cfg.untimed_faults, "untimed run");
+					    !r->res->cfg.untimed_faults, "untimed run");
 			}
 			jw_end_object(r->jw);
 			continue;
@@ -210,7 +206,7 @@ static void types_report(struct report *r, const struct mm_stats *st, bool histo
 		fprintf(r->out, "  %-12s %10llu %10llu %8llu %10llu ", fault_type_name(t),
 			(unsigned long long)all, (unsigned long long)n[TY_MINOR],
 			(unsigned long long)n[TY_MAJOR], (unsigned long long)n[TY_INCOMPLETE]);
-		if (done && !r->s->cfg.untimed_faults)
+		if (done && !r->res->cfg.untimed_faults)
 			fprintf(r->out, "%10llu", (unsigned long long)(st->type_lat_sum[t] / done));
 		else
 			fprintf(r->out, "%10s", "-");
@@ -220,7 +216,7 @@ static void types_report(struct report *r, const struct mm_stats *st, bool histo
 		jw_end_object(r->jw);
 		return;
 	}
-	if (!histograms || r->s->cfg.untimed_faults)
+	if (!histograms || r->res->cfg.untimed_faults)
 		return;
 	for (int t = 0; t < FTY_NR; t++) {
 		if (!st->type_n[t][TY_MINOR] && !st->type_n[t][TY_MAJOR])
@@ -255,10 +251,10 @@ static void results_report(struct report *r, const struct mm_stats *st)
 		{CNT_FAULT_CALLS_2, "faults_2_calls", "faults with 2 calls"},
 		{CNT_FAULT_CALLS_3PLUS, "faults_3plus_calls", "faults with 3+ calls"},
 	};
-	const char *why = faults_type_unavailable(r->s) ? "handle_mm_fault()'s return is not "
-							  "hooked on this kernel (fexit, "
-							  "kretprobe): see 'mmscope probes'"
-							: NULL;
+	const char *why = r->res->no_fault_type ? "handle_mm_fault()'s return is not "
+						  "hooked on this kernel (fexit, "
+						  "kretprobe): see 'mmscope probes'"
+						: NULL;
 	char key[96];
 
 	if (why) {
@@ -286,7 +282,7 @@ static void results_report(struct report *r, const struct mm_stats *st)
 
 void faults_report_anatomy(struct report *r, const struct mm_stats *st, bool histograms)
 {
-	if (r->s->cfg.count_only)
+	if (r->res->cfg.count_only)
 		return;
 	types_report(r, st, histograms);
 	results_report(r, st);

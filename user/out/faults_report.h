@@ -3,7 +3,6 @@
 #ifndef MMSCOPE_FAULTS_REPORT_H
 #define MMSCOPE_FAULTS_REPORT_H
 
-#include "core/faults_avail.h"
 #include "out/report.h"
 
 /* Counters (and, with histograms, the latency histograms) of one interval or the total.

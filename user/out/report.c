@@ -2,68 +2,21 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
-#include <unistd.h>
 
+#include "lib/util.h"
 #include "out/report.h"
 
-void report_init(struct report *r, struct session *s)
+void report_init(struct report *r, const struct run_result *res, FILE *out)
 {
 	memset(r, 0, sizeof(*r));
-	r->s = s;
-	r->out = s->out;
-}
-
-/*
- * Whether mmscope's own process falls in the target and is left out (self_tgid in BPF): the
- * whole host, a cgroup, CPUs. A command and its descendants never hold it; -p of one of its
- * ancestors would, but it is no descendant the user means either.
- */
-bool report_self_left_out(const struct session *s)
-{
-	const struct mm_opts *o = s->opts;
-
-	return !o->argv && !o->npids && !o->tid;
-}
-
-void report_target_line(const struct session *s, char *buf, size_t len)
-{
-	const struct mm_opts *o = s->opts;
-	size_t used = 0;
-
-	buf[0] = '\0';
-	if (o->argv) {
-		used += (size_t)snprintf(buf + used, len - used, "command:");
-		for (int i = 0; o->argv[i] && used < len; i++)
-			used += (size_t)snprintf(buf + used, len - used, " %s", o->argv[i]);
-		if (used < len && s->child > 0)
-			used += (size_t)snprintf(buf + used, len - used, " (pid %d)", s->child);
-	}
-	if (o->npids && used < len) {
-		used += (size_t)snprintf(buf + used, len - used, "%spid", used ? ", " : "");
-		for (int i = 0; i < o->npids && used < len; i++)
-			used += (size_t)snprintf(buf + used, len - used, "%s%d", i ? "," : " ",
-						 o->pids[i]);
-	}
-	if (o->tid && used < len)
-		used += (size_t)snprintf(buf + used, len - used, "%stid %d", used ? ", " : "",
-					 o->tid);
-	if (o->cgroup && used < len)
-		used += (size_t)snprintf(buf + used, len - used, "%scgroup %s", used ? ", " : "",
-					 o->cgroup);
-	if (!used)
-		used += (size_t)snprintf(buf, len, "whole host");
-	if (o->cpu_filter && used < len)
-		used += (size_t)snprintf(buf + used, len - used, " (selected CPUs)");
-	if (report_self_left_out(s) && used < len)
-		snprintf(buf + used, len - used, ", mmscope itself (PID %d) left out",
-			 (int)getpid());
+	r->res = res;
+	r->out = out;
 }
 
 static void json_target(struct report *r)
 {
-	const struct session *s = r->s;
-	const struct mm_opts *o = s->opts;
+	const struct run_result *res = r->res;
+	const struct mm_opts *o = res->opts;
 	struct json_writer *w = r->jw;
 
 	jw_key(w, "target");
@@ -81,7 +34,7 @@ static void json_target(struct report *r)
 			jw_string(w, o->argv[i]);
 		jw_end_array(w);
 		jw_key(w, "pid");
-		jw_i64(w, s->child);
+		jw_i64(w, res->child);
 	}
 	if (o->npids) {
 		jw_key(w, "pids");
@@ -100,12 +53,12 @@ static void json_target(struct report *r)
 	}
 	jw_key(w, "children");
 	jw_bool(w, !o->no_children);
-	if (report_self_left_out(s)) {
+	if (res->self_left_out) {
 		jw_key(w, "excluded");
 		jw_begin_array(w);
 		jw_begin_object(w);
 		jw_key(w, "pid");
-		jw_i64(w, getpid());
+		jw_i64(w, res->self_pid);
 		jw_key(w, "comm");
 		jw_string(w, "mmscope");
 		jw_key(w, "why");
@@ -131,7 +84,7 @@ static void json_hooks(struct report *r)
 	jw_key(w, "hooks");
 	jw_begin_array(w);
 	for (int e = 0; e < EV_NR; e++) {
-		const struct event_selection *es = &r->s->sel.events[e];
+		const struct event_selection *es = &r->res->sel->events[e];
 
 		if (!es->wanted)
 			continue;
@@ -161,23 +114,19 @@ static void json_hooks(struct report *r)
 
 void report_begin(struct report *r, int interval, double t0, double t1)
 {
-	struct session *s = r->s;
-	char target[512];
-	struct utsname u;
+	const struct run_result *res = r->res;
 
-	uname(&u);
-	report_target_line(s, target, sizeof(target));
-	if (s->opts->json) {
+	if (res->opts->json) {
 		r->jw = jw_new(r->out, false);
 		jw_begin_object(r->jw);
 		jw_key(r->jw, "version");
 		jw_string(r->jw, MMSCOPE_VERSION);
 		jw_key(r->jw, "command");
-		jw_string(r->jw, s->opts->cmd->name);
+		jw_string(r->jw, res->opts->cmd->name);
 		jw_key(r->jw, "kernel");
-		jw_string(r->jw, u.release);
+		jw_string(r->jw, res->kernel);
 		jw_key(r->jw, "arch");
-		jw_string(r->jw, u.machine);
+		jw_string(r->jw, res->machine);
 		if (interval >= 0) {
 			jw_key(r->jw, "interval");
 			jw_i64(r->jw, interval);
@@ -189,7 +138,7 @@ void report_begin(struct report *r, int interval, double t0, double t1)
 			jw_double(r->jw, t1 - t0);
 		} else {
 			jw_key(r->jw, "duration_s");
-			jw_double(r->jw, session_duration_s(s));
+			jw_double(r->jw, res->duration_s);
 		}
 		json_target(r);
 		json_hooks(r);
@@ -198,22 +147,22 @@ void report_begin(struct report *r, int interval, double t0, double t1)
 	if (interval >= 0) {
 		char clock[16] = "";
 
-		if (s->opts->timestamp)
+		if (res->opts->timestamp)
 			format_clock(clock, sizeof(clock));
 		fprintf(r->out, "\n%s%sinterval %d (%.2f s)\n", clock, clock[0] ? " " : "",
 			interval, t1 - t0);
 		return;
 	}
-	fprintf(r->out, "\nmmscope %s: %s, %.2f s, kernel %s (%s)\n", s->opts->cmd->name, target,
-		session_duration_s(s), u.release, u.machine);
+	fprintf(r->out, "\nmmscope %s: %s, %.2f s, kernel %s (%s)\n", res->opts->cmd->name,
+		res->target, res->duration_s, res->kernel, res->machine);
 	for (int e = 0; e < EV_NR; e++) {
-		const struct event_selection *es = &s->sel.events[e];
+		const struct event_selection *es = &res->sel->events[e];
 		char where[160];
 
 		bool this_arch = false;
 
 		for (int i = 0; i < es->ev->ncands; i++)
-			this_arch |= (es->ev->cands[i].arches & s->caps.arch) != 0;
+			this_arch |= (es->ev->cands[i].arches & res->arch) != 0;
 		/* Other architectures' events: in JSON hooks, not in the text header. */
 		if (!es->wanted || es->ev->infra || !this_arch)
 			continue;

@@ -9,12 +9,12 @@
 
 #include "out/hist.h"
 #include "out/json.h"
-#include "core/session.h"
+#include "core/run_result.h"
 
 #define REPORT_MAX_UNAVAILABLE 48
 
 struct report {
-	struct session *s;
+	const struct run_result *res; /* all a writer knows of the run, beside the counts */
 	FILE *out;
 	struct json_writer *jw; /* NULL for text */
 	int nunavail;
@@ -22,7 +22,7 @@ struct report {
 	char unavail_why[REPORT_MAX_UNAVAILABLE][192];
 };
 
-void report_init(struct report *r, struct session *s);
+void report_init(struct report *r, const struct run_result *res, FILE *out);
 /* JSON: opens the object and writes the envelope. Text: the title and hook lines. */
 void report_begin(struct report *r, int interval, double t0, double t1);
 /* JSON: unavailable, lost, and closes the object. Text: the lost line. */
@@ -42,8 +42,5 @@ void report_note_unavailable(struct report *r, const char *key, const char *why)
 /* JSON nesting helpers (no-ops in text mode). */
 void report_section(struct report *r, const char *key);
 void report_section_end(struct report *r);
-/* Describe the target in one line ("pid 123", "command: ls -l", "host"). */
-void report_target_line(const struct session *s, char *buf, size_t len);
-bool report_self_left_out(const struct session *s);
 
 #endif

@@ -5,14 +5,11 @@
  * flush); a shootdown is one REMOTE_SEND_IPI on the sender plus one REMOTE_SHOOTDOWN on each
  * target CPU.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <asm/unistd.h>
-#include <bpf/btf.h>
-#include <bpf/libbpf.h>
 
 #include "lib/escape.h"
 #include "out/tlb_report.h"
@@ -32,150 +29,23 @@ const char *syscall_name(int nr)
 	return NULL;
 }
 
-/* ---- reason names: the kernel's BTF enum, else the tracepoint's print format ---- */
-
-static char reason_keys[TLB_REASON_SLOTS][40];
-static bool reasons_loaded;
-
-/* The x86 reasons mmscope names, by the kernel's enum name and by the tracepoint's text. */
-static const struct {
-	const char *kernel, *text, *key;
-} known_reasons[] = {
-	{"TLB_FLUSH_ON_TASK_SWITCH", "flush on task switch", "task_switch"},
-	{"TLB_REMOTE_SHOOTDOWN", "remote shootdown", "remote_shootdown"},
-	{"TLB_LOCAL_SHOOTDOWN", "local shootdown", "local_shootdown"},
-	{"TLB_LOCAL_MM_SHOOTDOWN", "local MM shootdown", "local_mm_shootdown"},
-	{"TLB_REMOTE_SEND_IPI", "remote IPI send", "remote_ipi_send"},
-	{"TLB_REMOTE_WRONG_CPU", "remote wrong CPU", "remote_wrong_cpu"},
-};
-
-/* The key of a known reason named by its enum name (by_text false) or its text. */
-static bool known_reason_key(const char *name, bool by_text, char *out, size_t len)
-{
-	for (size_t i = 0; i < sizeof(known_reasons) / sizeof(known_reasons[0]); i++) {
-		if (strcmp(name, by_text ? known_reasons[i].text : known_reasons[i].kernel) == 0) {
-			snprintf(out, len, "%s", known_reasons[i].key);
-			return true;
-		}
-	}
-	return false;
-}
-
-static void key_from_enum_name(const char *name, char *out, size_t len)
-{
-	size_t i;
-
-	if (known_reason_key(name, false, out, len))
-		return;
-	/* A reason a newer kernel added: its own name, lower case, without TLB_. */
-	if (strncmp(name, "TLB_", 4) == 0)
-		name += 4;
-	for (i = 0; name[i] && i + 1 < len; i++)
-		out[i] = (char)tolower((unsigned char)name[i]);
-	out[i] = '\0';
-}
-
-static void key_from_print_name(const char *name, char *out, size_t len)
-{
-	size_t i;
-
-	if (known_reason_key(name, true, out, len))
-		return;
-	for (i = 0; name[i] && i + 1 < len; i++)
-		out[i] = isalnum((unsigned char)name[i]) ? (char)tolower((unsigned char)name[i])
-							 : '_';
-	out[i] = '\0';
-}
-
-static bool reasons_from_btf(struct session *s)
-{
-	const char *path = s->opts->btf;
-	struct btf *btf = path ? btf__parse(path, NULL) : btf__load_vmlinux_btf();
-	const struct btf_type *t;
-	const struct btf_enum *e;
-	int id;
-
-	if (!btf)
-		return false;
-	id = btf__find_by_name_kind(btf, "tlb_flush_reason", BTF_KIND_ENUM);
-	if (id <= 0) {
-		btf__free(btf);
-		return false;
-	}
-	t = btf__type_by_id(btf, (__u32)id);
-	e = btf_enum(t);
-	for (int i = 0; i < btf_vlen(t); i++, e++) {
-		const char *name = btf__name_by_offset(btf, e->name_off);
-
-		if (e->val < 0 || e->val >= TLB_REASON_SLOTS - 1 || !name ||
-		    strncmp(name, "NR_", 3) == 0)
-			continue;
-		key_from_enum_name(name, reason_keys[e->val], sizeof(reason_keys[0]));
-	}
-	btf__free(btf);
-	return true;
-}
-
-static bool reasons_from_format(void)
-{
-	static const char *const paths[] = {
-		"/sys/kernel/tracing/events/tlb/tlb_flush/format",
-		"/sys/kernel/debug/tracing/events/tlb/tlb_flush/format"};
-	char buf[8192];
-
-	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
-		const char *p;
-
-		if (read_small_file(paths[i], buf, sizeof(buf)) <= 0)
-			continue;
-		/* __print_symbolic(REC->reason, { 0, "flush on task switch" }, ...) */
-		for (p = strstr(buf, "{ "); p; p = strstr(p + 1, "{ ")) {
-			char name[64];
-			int val;
-
-			if (sscanf(p, "{ %d, \"%63[^\"]\" }", &val, name) == 2 && val >= 0 &&
-			    val < TLB_REASON_SLOTS - 1)
-				key_from_print_name(name, reason_keys[val], sizeof(reason_keys[0]));
-		}
-		return true;
-	}
-	return false;
-}
-
-static const char *const ppc_kinds[] = {"tlbiel", "tlbie", "hcall"};
-static const char *const arm64_kinds[] = {"tlb_flush_mmu", "ptep_clear_flush",
-					  "ptep_set_access_flags", "change_protection"};
-
-const char *tlb_reason_key(struct session *s, unsigned int reason)
+/* Slots past the last: on x86 the last slot counts them all (reason_N_up), elsewhere each is an
+ * operation kind bpf/tlb.bpf.c does not know. */
+const char *tlb_reason_key(const struct run_result *res, unsigned int reason)
 {
 	static char other[24];
 
-	/* Off x86 the slots hold the architecture's operation kinds (bpf/tlb.bpf.c). */
-	if (s->caps.arch == ARCH_POWERPC || s->caps.arch == ARCH_ARM64) {
-		const char *const *names = s->caps.arch == ARCH_POWERPC ? ppc_kinds : arm64_kinds;
-		unsigned int n = s->caps.arch == ARCH_POWERPC ? 3 : 4;
-
-		if (reason < n)
-			return names[reason];
-		snprintf(other, sizeof(other), "kind_%u", reason);
-		return other;
-	}
-	if (!reasons_loaded) {
-		reasons_loaded = true;
-		if (!reasons_from_btf(s))
-			reasons_from_format();
-		for (int i = 0; i < TLB_REASON_SLOTS; i++)
-			if (!reason_keys[i][0])
-				snprintf(reason_keys[i], sizeof(reason_keys[0]), "reason_%d", i);
-		snprintf(reason_keys[TLB_REASON_SLOTS - 1], sizeof(reason_keys[0]), "reason_%d_up",
-			 TLB_REASON_SLOTS - 1);
-	}
-	return reason >= TLB_REASON_SLOTS ? reason_keys[TLB_REASON_SLOTS - 1] : reason_keys[reason];
+	if (reason < TLB_REASON_SLOTS)
+		return res->tlb_reasons[reason];
+	if (res->arch != ARCH_POWERPC && res->arch != ARCH_ARM64)
+		return res->tlb_reasons[TLB_REASON_SLOTS - 1];
+	snprintf(other, sizeof(other), "kind_%u", reason);
+	return other;
 }
 
-static bool reason_known(struct session *s, unsigned int reason)
+static bool reason_known(const struct run_result *res, unsigned int reason)
 {
-	return strncmp(tlb_reason_key(s, reason), "reason_", 7) != 0;
+	return strncmp(tlb_reason_key(res, reason), "reason_", 7) != 0;
 }
 
 /* The issue's fixed keys: always present, null where this kernel has no such reason. */
@@ -228,8 +98,8 @@ static void report_kv_section(struct report *r, const char *key, const char *tit
 
 static void tlb_report_x86(struct report *r, const struct mm_stats *st, bool histograms)
 {
-	struct session *s = r->s;
-	const struct hook_candidate *c = session_hook(s, EV_TLB_FLUSH);
+	const struct run_result *res = r->res;
+	const struct hook_candidate *c = run_hook(res, EV_TLB_FLUSH);
 	const char *no_hook = "no tlb:tlb_flush hook on this kernel (see 'mmscope probes')";
 	char key[64];
 
@@ -240,7 +110,7 @@ static void tlb_report_x86(struct report *r, const struct mm_stats *st, bool his
 		int found = -1;
 
 		for (unsigned int v = 0; v < TLB_REASON_SLOTS - 1; v++)
-			if (strcmp(tlb_reason_key(s, v), standard_reasons[i]) == 0)
+			if (strcmp(tlb_reason_key(res, v), standard_reasons[i]) == 0)
 				found = (int)v;
 		snprintf(key, sizeof(key), "tlb.%s", standard_reasons[i]);
 		if (!c)
@@ -257,11 +127,11 @@ static void tlb_report_x86(struct report *r, const struct mm_stats *st, bool his
 		bool standard = false;
 
 		for (size_t i = 0; i < sizeof(standard_reasons) / sizeof(standard_reasons[0]); i++)
-			standard |= strcmp(tlb_reason_key(s, v), standard_reasons[i]) == 0;
-		if (standard || (!st->tlb_reason[v] && !reason_known(s, v)))
+			standard |= strcmp(tlb_reason_key(res, v), standard_reasons[i]) == 0;
+		if (standard || (!st->tlb_reason[v] && !reason_known(res, v)))
 			continue;
-		snprintf(key, sizeof(key), "tlb.%s", tlb_reason_key(s, v));
-		report_counter(r, key, tlb_reason_key(s, v), true, st->tlb_reason[v], NULL);
+		snprintf(key, sizeof(key), "tlb.%s", tlb_reason_key(res, v));
+		report_counter(r, key, tlb_reason_key(res, v), true, st->tlb_reason[v], NULL);
 	}
 	report_counter(r, "tlb.local", "local (issuing CPU only)", c != NULL, st->c[CNT_TLB_LOCAL],
 		       no_hook);
@@ -272,7 +142,7 @@ static void tlb_report_x86(struct report *r, const struct mm_stats *st, bool his
 	report_counter(r, "tlb.avoidable_broadcast", "avoidable broadcasts", false, 0,
 		       "x86 sends shootdown IPIs only to the other CPUs in mm_cpumask");
 	if (histograms) {
-		const struct hook_candidate *send = session_hook(s, EV_TLB_SEND);
+		const struct hook_candidate *send = run_hook(res, EV_TLB_SEND);
 		const char *no_send = "needs fentry or a kprobe on native_flush_tlb_multi (see "
 				      "'mmscope probes')";
 
@@ -303,9 +173,9 @@ static void tlb_report_x86_keys_na(struct report *r)
 
 static void tlb_report_powerpc(struct report *r, const struct mm_stats *st)
 {
-	struct session *s = r->s;
-	bool tlbie = session_hook(s, EV_TLBIE) != NULL, fn = session_hook(s, EV_TLB_FN) != NULL;
-	bool hcall = session_hook(s, EV_HCALL) != NULL;
+	const struct run_result *res = r->res;
+	bool tlbie = run_hook(res, EV_TLBIE) != NULL, fn = run_hook(res, EV_TLB_FN) != NULL;
+	bool hcall = run_hook(res, EV_HCALL) != NULL;
 	static const char *const hcall_names[] = {"h_remove", "h_protect", "h_bulk_remove",
 						  "h_rpt_invalidate"};
 	__u64 hcalls[4] = {st->c[CNT_HCALL_REMOVE], st->c[CNT_HCALL_PROTECT],
@@ -343,7 +213,7 @@ static void tlb_report_powerpc(struct report *r, const struct mm_stats *st)
 		fprintf(r->out, "    (ptesync: %s)\n", derivation);
 	}
 	report_counter(r, "tlb.avoidable_broadcast", "avoidable broadcasts",
-		       tlbie && session_hook(s, EV_SWITCH), st->c[CNT_TLB_AVOIDABLE],
+		       tlbie && run_hook(res, EV_SWITCH), st->c[CNT_TLB_AVOIDABLE],
 		       "needs powerpc:tlbie and sched_switch");
 	if (r->jw) {
 		jw_key(r->jw, "functions");
@@ -354,7 +224,7 @@ static void tlb_report_powerpc(struct report *r, const struct mm_stats *st)
 
 			jw_begin_object(r->jw);
 			for (int i = 0; i < TLB_FN_SLOTS; i++) {
-				if (!(s->fn_attached & (1u << i)) ||
+				if (!(res->fn_attached & (1u << i)) ||
 				    !list_item(tlb_fn_list_powerpc, i, name, sizeof(name)))
 					continue;
 				jw_key(r->jw, name);
@@ -367,7 +237,7 @@ static void tlb_report_powerpc(struct report *r, const struct mm_stats *st)
 
 		fprintf(r->out, "  flush functions called:");
 		for (int i = 0; i < TLB_FN_SLOTS; i++)
-			if ((s->fn_attached & (1u << i)) && st->tlb_fn[i] &&
+			if ((res->fn_attached & (1u << i)) && st->tlb_fn[i] &&
 			    list_item(tlb_fn_list_powerpc, i, name, sizeof(name)))
 				fprintf(r->out, " %s=%llu", name,
 					(unsigned long long)st->tlb_fn[i]);
@@ -377,9 +247,10 @@ static void tlb_report_powerpc(struct report *r, const struct mm_stats *st)
 
 static void tlb_report_arm64(struct report *r, const struct mm_stats *st)
 {
-	struct session *s = r->s;
-	bool ok = session_hook(s, EV_ARM64_TLBI) != NULL;
+	const struct run_result *res = r->res;
+	bool ok = run_hook(res, EV_ARM64_TLBI) != NULL;
 	const char *why = "needs kprobes on tlb_flush_mmu, ptep_clear_flush, ptep_set_access_flags";
+	const char *arm64_kinds[4];
 	unsigned int gone = 0;
 
 	if (!r->jw)
@@ -391,10 +262,13 @@ static void tlb_report_arm64(struct report *r, const struct mm_stats *st)
 		"not observable without a trace point there");
 	report_counter(r, "tlb.broadcast", "broadcast operations (...is)", ok,
 		       st->c[CNT_TLB_BROADCAST], why);
-	/* A member this kernel lacks (its kprobe points, catalog.c): that kind is not observed. */
+	/* A member this kernel lacks (its kprobe points, catalog.c): that kind is not observed.
+	 * The kinds are the functions hooked, named as the result's reason slots. */
+	for (int k = 0; k < 4; k++)
+		arm64_kinds[k] = res->tlb_reasons[k];
 	if (ok) {
-		const struct event_selection *es = &s->sel.events[EV_ARM64_TLBI];
-		const struct hook_candidate *c = session_hook(s, EV_ARM64_TLBI);
+		const struct event_selection *es = &res->sel->events[EV_ARM64_TLBI];
+		const struct hook_candidate *c = run_hook(res, EV_ARM64_TLBI);
 		unsigned int missing = es->results[es->chosen].missing;
 
 		for (int i = 0; i < HOOK_MAX_POINTS && c->points[i].target; i++)
@@ -407,16 +281,16 @@ static void tlb_report_arm64(struct report *r, const struct mm_stats *st)
 			       why, gone,
 			       "its function is not in this kernel (see 'mmscope probes')");
 	report_counter(r, "tlb.avoidable_broadcast", "avoidable broadcasts",
-		       ok && session_hook(s, EV_SWITCH), st->c[CNT_TLB_AVOIDABLE],
+		       ok && run_hook(res, EV_SWITCH), st->c[CNT_TLB_AVOIDABLE],
 		       "needs the TLBI kprobes and sched_switch");
 }
 
 void tlb_report_counts(struct report *r, const struct mm_stats *st, bool histograms)
 {
 	report_section(r, "tlb");
-	if (r->s->caps.arch == ARCH_POWERPC)
+	if (r->res->arch == ARCH_POWERPC)
 		tlb_report_powerpc(r, st);
-	else if (r->s->caps.arch == ARCH_ARM64)
+	else if (r->res->arch == ARCH_ARM64)
 		tlb_report_arm64(r, st);
 	else
 		tlb_report_x86(r, st, histograms);
@@ -424,12 +298,12 @@ void tlb_report_counts(struct report *r, const struct mm_stats *st, bool histogr
 
 void hash_report_counts(struct report *r, const struct mm_stats *st)
 {
-	bool ok = session_hook(r->s, EV_HASH_FAULT) != NULL;
-	const char *why = r->s->caps.arch != ARCH_POWERPC ? "powerpc hash MMU only"
-			  : r->s->caps.mmu == MMU_RADIX	  ? "this CPU runs the radix MMU"
-							  : "no powerpc:hash_fault hook";
+	bool ok = run_hook(r->res, EV_HASH_FAULT) != NULL;
+	const char *why = r->res->arch != ARCH_POWERPC ? "powerpc hash MMU only"
+			  : r->res->mmu == MMU_RADIX   ? "this CPU runs the radix MMU"
+						       : "no powerpc:hash_fault hook";
 
-	if (!r->jw && r->s->caps.arch != ARCH_POWERPC)
+	if (!r->jw && r->res->arch != ARCH_POWERPC)
 		return; /* the text shows what this architecture has; JSON keeps its shape */
 	report_section(r, "hash");
 	if (!r->jw)
@@ -449,10 +323,10 @@ static const char *const done_names[] = {"minor", "major", "incomplete"};
 
 void tlb_report_by_fault_class(struct report *r, const struct mm_stats *st)
 {
-	struct session *s = r->s;
-	bool tlb = session_hook(s, EV_TLB_FLUSH) || session_hook(s, EV_TLBIE) ||
-		   session_hook(s, EV_ARM64_TLBI) || session_hook(s, EV_HCALL);
-	bool ok = tlb && session_hook(s, EV_FAULT_ENTRY) && !s->cfg.count_only;
+	const struct run_result *res = r->res;
+	bool tlb = run_hook(res, EV_TLB_FLUSH) || run_hook(res, EV_TLBIE) ||
+		   run_hook(res, EV_ARM64_TLBI) || run_hook(res, EV_HCALL);
+	bool ok = tlb && run_hook(res, EV_FAULT_ENTRY) && !res->cfg.count_only;
 
 	if (r->jw) {
 		if (!ok) {
@@ -529,7 +403,7 @@ static void syscall_label(int nr, char *buf, size_t len)
 
 void tlb_report_details(struct report *r, const struct tlb_details *d)
 {
-	struct session *s = r->s;
+	const struct run_result *res = r->res;
 	const struct tlb_proc_row *rows = d->procs;
 	const struct tlb_syscall_row *srows = d->syscalls;
 	int n = d->nprocs;
@@ -541,9 +415,9 @@ void tlb_report_details(struct report *r, const struct tlb_details *d)
 		fprintf(r->out,
 			"\nissuing processes (local and broadcast flushes; top %d of %d)\n"
 			"  %7s %-16s %10s %s\n",
-			s->opts->top, n, "PID", "COMM", "FLUSHES", "BY REASON");
+			res->opts->top, n, "PID", "COMM", "FLUSHES", "BY REASON");
 	}
-	for (int i = 0; rows && i < n && (r->jw || i < s->opts->top); i++) {
+	for (int i = 0; rows && i < n && (r->jw || i < res->opts->top); i++) {
 		const struct tlb_proc *p = &rows[i].p;
 		size_t clen = bounded_strlen(p->comm, sizeof(p->comm));
 
@@ -558,7 +432,7 @@ void tlb_report_details(struct report *r, const struct tlb_details *d)
 			for (unsigned int v = 0; v < TLB_REASON_SLOTS; v++) {
 				if (!p->reason[v])
 					continue;
-				jw_key(r->jw, tlb_reason_key(s, v));
+				jw_key(r->jw, tlb_reason_key(res, v));
 				jw_u64(r->jw, p->reason[v]);
 			}
 			jw_end_object(r->jw);
@@ -569,7 +443,7 @@ void tlb_report_details(struct report *r, const struct tlb_details *d)
 				(unsigned long long)rows[i].total);
 			for (unsigned int v = 0; v < TLB_REASON_SLOTS; v++)
 				if (p->reason[v])
-					fprintf(r->out, " %s=%llu", tlb_reason_key(s, v),
+					fprintf(r->out, " %s=%llu", tlb_reason_key(res, v),
 						(unsigned long long)p->reason[v]);
 			fputc('\n', r->out);
 			free(comm);
@@ -586,7 +460,7 @@ void tlb_report_details(struct report *r, const struct tlb_details *d)
 		fprintf(r->out, "\nby system call in progress (issuing side)\n  %-20s %-20s %10s\n",
 			"SYSCALL", "REASON", "COUNT");
 	}
-	for (int i = 0; srows && i < n && (r->jw || i < s->opts->top); i++) {
+	for (int i = 0; srows && i < n && (r->jw || i < res->opts->top); i++) {
 		char label[48];
 
 		syscall_label(srows[i].k.nr, label, sizeof(label));
@@ -597,13 +471,13 @@ void tlb_report_details(struct report *r, const struct tlb_details *d)
 			jw_key(r->jw, "nr");
 			jw_i64(r->jw, srows[i].k.nr);
 			jw_key(r->jw, "reason");
-			jw_string(r->jw, tlb_reason_key(s, srows[i].k.reason));
+			jw_string(r->jw, tlb_reason_key(res, srows[i].k.reason));
 			jw_key(r->jw, "count");
 			jw_u64(r->jw, srows[i].count);
 			jw_end_object(r->jw);
 		} else {
 			fprintf(r->out, "  %-20s %-20s %10llu\n", label,
-				tlb_reason_key(s, srows[i].k.reason),
+				tlb_reason_key(res, srows[i].k.reason),
 				(unsigned long long)srows[i].count);
 		}
 	}
@@ -613,11 +487,11 @@ void tlb_report_details(struct report *r, const struct tlb_details *d)
 
 void switch_report_counts(struct report *r, const struct mm_stats *st)
 {
-	struct session *s = r->s;
-	bool ok = session_hook(s, EV_SWITCH) != NULL;
-	bool flush = session_hook(s, EV_SWITCH_FLUSH) != NULL;
+	const struct run_result *res = r->res;
+	bool ok = run_hook(res, EV_SWITCH) != NULL;
+	bool flush = run_hook(res, EV_SWITCH_FLUSH) != NULL;
 	const char *no_hook = "no sched_switch hook with task access (see 'mmscope probes')";
-	const char *no_flush = s->caps.arch == ARCH_X86
+	const char *no_flush = res->arch == ARCH_X86
 				       ? "no tlb:tlb_flush hook on this kernel"
 				       : "switch flushes are traced on x86 only (tlb:tlb_flush)";
 
@@ -643,7 +517,7 @@ void switch_report_counts(struct report *r, const struct mm_stats *st)
 void switch_report_details(struct report *r, const struct mm_stats *percpu, int ncpus,
 			   const struct switch_details *d)
 {
-	struct session *s = r->s;
+	const struct run_result *res = r->res;
 	const struct switch_proc_row *rows = d->procs;
 	int n = d->nprocs;
 
@@ -688,9 +562,10 @@ void switch_report_details(struct report *r, const struct mm_stats *percpu, int 
 		jw_begin_array(r->jw);
 	} else if (n) {
 		fprintf(r->out, "\nby process (top %d of %d)\n  %7s %-16s %10s %10s %10s %10s\n",
-			s->opts->top, n, "PID", "COMM", "TOTAL", "SAME_MM", "MM_CHANGE", "KERNEL");
+			res->opts->top, n, "PID", "COMM", "TOTAL", "SAME_MM", "MM_CHANGE",
+			"KERNEL");
 	}
-	for (int i = 0; rows && i < n && (r->jw || i < s->opts->top); i++) {
+	for (int i = 0; rows && i < n && (r->jw || i < res->opts->top); i++) {
 		const struct switch_proc *p = &rows[i].p;
 		size_t clen = bounded_strlen(p->comm, sizeof(p->comm));
 

@@ -7,7 +7,7 @@
 #include "out/report.h"
 
 /* JSON key of a tlb:tlb_flush reason number ("remote_ipi_send", or "reason_N"). */
-const char *tlb_reason_key(struct session *s, unsigned int reason);
+const char *tlb_reason_key(const struct run_result *res, unsigned int reason);
 /* Name of a system call number of this architecture, or NULL. */
 const char *syscall_name(int nr);
 

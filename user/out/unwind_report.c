@@ -8,7 +8,6 @@
 #include <stdio.h>
 
 #include "out/report.h"
-#include "core/unwind.h"
 #include "out/unwind_report.h"
 #include "lib/util.h"
 
@@ -34,23 +33,24 @@ static const struct {
 
 #define NWALK_ENDS (sizeof(walk_ends) / sizeof(walk_ends[0]))
 
-static void json_unwind(struct json_writer *jw, const struct session *s, const struct mm_stats *st)
+static void json_unwind(struct json_writer *jw, const struct run_result *res,
+			const struct mm_stats *st)
 {
-	const struct unwind_stats *t = s->unwind ? unwind_tables_stats(s->unwind) : NULL;
+	const struct unwind_stats *t = res->unwind_tables ? &res->unwind_stats : NULL;
 
 	jw_key(jw, "unwind");
 	jw_begin_object(jw);
 	jw_key(jw, "method");
-	jw_string(jw, s->unwind_dwarf ? "dwarf" : "fp");
+	jw_string(jw, res->unwind_dwarf ? "dwarf" : "fp");
 	jw_key(jw, "why_not_dwarf");
-	if (s->unwind_dwarf)
+	if (res->unwind_dwarf)
 		jw_null(jw);
 	else
-		jw_string(jw, s->unwind_why);
+		jw_string(jw, res->unwind_why);
 #define U64_OR_NULL(key, v)                                                                        \
 	do {                                                                                       \
 		jw_key(jw, key);                                                                   \
-		if (s->unwind_dwarf)                                                               \
+		if (res->unwind_dwarf)                                                             \
 			jw_u64(jw, v);                                                             \
 		else                                                                               \
 			jw_null(jw);                                                               \
@@ -63,7 +63,7 @@ static void json_unwind(struct json_writer *jw, const struct session *s, const s
 	U64_OR_NULL("mapping_busy", st->c[CNT_UNWIND_VMA_BUSY]);
 	U64_OR_NULL("file_requests", st->c[CNT_UNWIND_FILE_REQUESTS]);
 	jw_key(jw, "ended");
-	if (!s->unwind_dwarf) {
+	if (!res->unwind_dwarf) {
 		jw_null(jw);
 	} else {
 		jw_begin_object(jw);
@@ -112,13 +112,13 @@ static void json_unwind(struct json_writer *jw, const struct session *s, const s
 	jw_end_object(jw);
 }
 
-static void text_unwind(FILE *out, const struct session *s, const struct mm_stats *st)
+static void text_unwind(FILE *out, const struct run_result *res, const struct mm_stats *st)
 {
-	const struct unwind_stats *t = s->unwind ? unwind_tables_stats(s->unwind) : NULL;
+	const struct unwind_stats *t = res->unwind_tables ? &res->unwind_stats : NULL;
 	uint64_t walks = st->c[CNT_UNWIND_WALKS];
 
-	if (!s->unwind_dwarf) {
-		fprintf(out, "\nuser stacks: frame pointers (%s)\n", s->unwind_why);
+	if (!res->unwind_dwarf) {
+		fprintf(out, "\nuser stacks: frame pointers (%s)\n", res->unwind_why);
 		return;
 	}
 	fprintf(out,
@@ -143,46 +143,46 @@ static void text_unwind(FILE *out, const struct session *s, const struct mm_stat
 }
 
 /* --sample N (absent without it, or with N 1: every event's stacks are taken). */
-static void json_sampling(struct json_writer *jw, const struct session *s,
+static void json_sampling(struct json_writer *jw, const struct run_result *res,
 			  const struct mm_stats *st)
 {
-	if (s->opts->sample_every <= 1)
+	if (res->opts->sample_every <= 1)
 		return;
 	jw_key(jw, "stack_sampling");
 	jw_begin_object(jw);
 	jw_key(jw, "every");
-	jw_u64(jw, s->opts->sample_every);
+	jw_u64(jw, res->opts->sample_every);
 	jw_key(jw, "stacks_taken");
 	jw_u64(jw, st->c[CNT_STACK_SAMPLES]);
 	jw_end_object(jw);
 }
 
-static void text_sampling(FILE *out, const struct session *s, const struct mm_stats *st)
+static void text_sampling(FILE *out, const struct run_result *res, const struct mm_stats *st)
 {
-	if (s->opts->sample_every <= 1)
+	if (res->opts->sample_every <= 1)
 		return;
 	fprintf(out,
 		"\nstacks: sampled, 1 event in %u on average per CPU: %llu taken, each weighing "
 		"%u in the stacks' counts (the tables count every event)\n",
-		s->opts->sample_every, (unsigned long long)st->c[CNT_STACK_SAMPLES],
-		s->opts->sample_every);
+		res->opts->sample_every, (unsigned long long)st->c[CNT_STACK_SAMPLES],
+		res->opts->sample_every);
 }
 
 void unwind_report(struct report *r, const struct mm_stats *st)
 {
-	if (!r->s->cfg.stacks && !r->s->cfg.tlb_stacks)
+	if (!r->res->cfg.stacks && !r->res->cfg.tlb_stacks)
 		return;
 	if (r->jw) {
-		json_sampling(r->jw, r->s, st);
-		json_unwind(r->jw, r->s, st);
+		json_sampling(r->jw, r->res, st);
+		json_unwind(r->jw, r->res, st);
 	} else {
-		text_sampling(r->out, r->s, st);
-		text_unwind(r->out, r->s, st);
+		text_sampling(r->out, r->res, st);
+		text_unwind(r->out, r->res, st);
 	}
 }
 
-void unwind_report_stderr(const struct session *s, const struct mm_stats *st)
+void unwind_report_stderr(const struct run_result *res, const struct mm_stats *st)
 {
-	text_sampling(stderr, s, st);
-	text_unwind(stderr, s, st);
+	text_sampling(stderr, res, st);
+	text_unwind(stderr, res, st);
 }

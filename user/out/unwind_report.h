@@ -8,6 +8,6 @@
 /* JSON "unwind" or the text section, where the run collects stacks. */
 void unwind_report(struct report *r, const struct mm_stats *st);
 /* The text section on stderr (--folded -v). */
-void unwind_report_stderr(const struct session *s, const struct mm_stats *st);
+void unwind_report_stderr(const struct run_result *res, const struct mm_stats *st);
 
 #endif

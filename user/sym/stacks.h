@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "out/report.h"
+#include "core/session.h"
 #include "out/svg.h"
 
 struct location_row {
