@@ -655,6 +655,20 @@ static __always_inline void want_maps(__u32 tgid)
 	bpf_ringbuf_submit(r, pending ? BPF_RB_FORCE_WAKEUP : 0);
 }
 
+/*
+ * Store the user stack in the stack scratch's u (n frames); its content hash, or 0 when lost.
+ * A global function, defined in state.bpf.c alone (the static linker resolves the other
+ * objects' calls to it): the verifier checks a global function once per program, with its
+ * arguments unknown, whatever the state of its callers. Inlined, it was checked at each of its
+ * eight call sites, once per state reaching each (a depth, the flags of the fault), ~55 000 of
+ * the 170 000 instructions a stack-capturing program took to verify. Its argument is a
+ * scalar and it looks the scratch up itself: 5.10's verifier takes only scalars and the
+ * context as a global function's arguments (pointers to memory came with v5.12, e5069b9c23b3
+ * "bpf: Support pointers in global func args"), and it must return a scalar.
+ */
+__u64 store_user_stack(__u32 n);
+
+#ifdef MMSCOPE_DEFINE_STATE
 /* The content hash of a user stack (a bpf_loop() callback, one frame a call): a loop here
  * was verified once per depth at each of its four inlined callers (~50 000 instructions).
  * Interpreted programs may pass no callback, and kernels before bpf_loop() (compat.bpf.h
@@ -681,14 +695,15 @@ static long hash_user_frame(__u64 i, void *data)
 	return 0;
 }
 
-/* Store the user stack in sc->u (n frames); its content hash, or 0 when lost. */
-static __always_inline __u64 store_user_stack(struct stack_scratch *sc, __u32 n)
+__noinline __u64 store_user_stack(__u32 n)
 {
+	__u32 zero = 0;
+	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
 	struct stack_hash c = {.sc = sc, .h = FNV_BASIS};
 	bool sent_now;
 	__u64 id;
 
-	if (n == 0)
+	if (!sc || n == 0)
 		return 0;
 	if (n > USER_STACK_DEPTH)
 		n = USER_STACK_DEPTH;
@@ -711,6 +726,7 @@ static __always_inline __u64 store_user_stack(struct stack_scratch *sc, __u32 n)
 		want_maps(bpf_get_current_pid_tgid() >> 32);
 	return id;
 }
+#endif
 
 /* The kernel's user stack, as (build ID, offset) frames; its id, 0 when lost. */
 static __always_inline __u64 kernel_user_stack(void *ctx, struct stack_scratch *sc)
@@ -718,7 +734,7 @@ static __always_inline __u64 kernel_user_stack(void *ctx, struct stack_scratch *
 	long len = bpf_get_stack(ctx, sc->u.f, sizeof(sc->u.f),
 				 BPF_F_USER_STACK | BPF_F_USER_BUILD_ID);
 
-	return len > 0 ? store_user_stack(sc, (__u32)len / sizeof(struct user_frame)) : 0;
+	return len > 0 ? store_user_stack((__u32)len / sizeof(struct user_frame)) : 0;
 }
 
 #if defined(__TARGET_ARCH_x86) || defined(__TARGET_ARCH_arm64)
@@ -923,16 +939,16 @@ static __always_inline __u64 capture_user_stack_dwarf(void *ctx, struct stack_sc
 	__u32 n;
 
 	key.mm = current_mm();
-	sc->nwalk =
-		unwind_user_stack(sc, tgid, image_in_mmap_records(tgid, key.mm), &key.walk_hash);
+	sc->nwalk = unwind_user_stack(tgid, image_in_mmap_records(tgid, key.mm));
 	n = *(volatile __u32 *)&sc->nwalk;
 	if (n == 0 || n > USER_STACK_DEPTH)
 		return kernel_user_stack(ctx, sc);
+	key.walk_hash = sc->uw.hash;
 	key.depth = n;
 	id = ustack_slot_get(&key, &slot);
 	if (id)
 		return id;
-	id = store_user_stack(sc, depth_read_back(&sc->nwalk, USER_STACK_DEPTH));
+	id = store_user_stack(depth_read_back(&sc->nwalk, USER_STACK_DEPTH));
 	if (id)
 		ustack_slot_set(slot, &key, id);
 	return id;
@@ -1006,7 +1022,7 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 			__builtin_memcpy(sc->u.f[i].build_id, &image, sizeof(image));
 			sc->u.f[i].offset_or_ip = sc->walk[i];
 		}
-		id = store_user_stack(sc, depth_read_back(&sc->nwalk, USER_STACK_DEPTH));
+		id = store_user_stack(depth_read_back(&sc->nwalk, USER_STACK_DEPTH));
 		if (id)
 			ustack_slot_set(slot, &key, id);
 		return id;
@@ -1017,7 +1033,7 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 		return 0;
 	if ((__u32)len / sizeof(struct user_frame) < n)
 		n = (__u32)len / sizeof(struct user_frame);
-	id = store_user_stack(sc, n);
+	id = store_user_stack(n);
 	if (id)
 		ustack_slot_set(slot, &key, id);
 	return id;
@@ -1037,7 +1053,7 @@ static __always_inline __u64 marker_user_stack(struct stack_scratch *sc, __u32 s
 {
 	__builtin_memset(&sc->u.f[0], 0, sizeof(sc->u.f[0]));
 	sc->u.f[0].status = status;
-	return store_user_stack(sc, 1);
+	return store_user_stack(1);
 }
 
 /*

@@ -8,6 +8,20 @@
 
 #define VM_EXEC_FLAG 0x4UL /* include/linux/mm.h VM_EXEC */
 
+/*
+ * Walk the current thread's user stack from its saved registers into the stack scratch's walk
+ * (addresses, for the cache key) and u.f (the frames to send); its depth, with the hash of its
+ * addresses in uw.hash. A global function, defined in state.bpf.c alone: the verifier checks
+ * it, and its bpf_loop() callback, once per program with its arguments unknown, not once per
+ * state of the fault-entry code that reaches it. Scalar arguments only (see store_user_stack()).
+ * The object with callbacks also loads where there is no bpf_loop() (5.13 to 5.16), and a
+ * global function is checked there even if its callers never reach it: the walk's helpers are
+ * behind unwind_dwarf, which userspace sets only where they exist.
+ */
+__u32 unwind_user_stack(__u32 tgid, __u64 image);
+
+#ifdef MMSCOPE_DEFINE_STATE
+
 /* bpf_find_vma()'s callback: the mapping into the walk's state (map memory: the walk's stack,
  * three calls deep with this one, has no room for it on 6.1's verifier, which counts 512 bytes
  * for the chain). */
@@ -451,20 +465,21 @@ static __always_inline void unwind_want_exe(__u32 tgid)
 	count_inc(CNT_UNWIND_FILE_REQUESTS);
 }
 
-/*
- * Walk the current thread's user stack from its saved registers into sc->walk (addresses, for
- * the cache key) and sc->u.f (the frames to send); its depth, and *hash of its addresses.
- */
-static __always_inline __u32 unwind_user_stack(struct stack_scratch *sc, __u32 tgid, __u64 image,
-					       __u64 *hash)
+__noinline __u32 unwind_user_stack(__u32 tgid, __u64 image)
 {
-	struct pt_regs *regs = current_user_regs();
-	struct unwind_walk *w = &sc->uw;
+	__u32 zero = 0;
+	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
+	struct pt_regs *regs;
+	struct unwind_walk *w;
 	struct mm_stats *st;
 	__u32 end;
 
+	if (!unwind_dwarf || !sc)
+		return 0;
+	regs = current_user_regs();
 	if (!regs)
 		return 0;
+	w = &sc->uw;
 	/* The walk's state lives in map memory, not on the stack: the verifier does not track
 	 * its values, so it checks the callback once, not once per depth reached. */
 	w->tgid = tgid;
@@ -495,8 +510,8 @@ static __always_inline __u32 unwind_user_stack(struct stack_scratch *sc, __u32 t
 		if (end && end < CNT_NR)
 			st->c[end]++;
 	}
-	*hash = w->hash;
 	return w->n;
 }
+#endif /* MMSCOPE_DEFINE_STATE */
 
 #endif
