@@ -337,6 +337,7 @@ struct stack_scratch {
 	struct user_stack u;
 	__u64 walk[USER_STACK_DEPTH];  /* user_fp_walk()'s return addresses */
 	__u64 kwalk[USER_STACK_DEPTH]; /* the kernel's raw walk of the same stack */
+	__u64 walk_hash;	       /* user_fp_walk()'s hash of walk */
 	__u32 nwalk;		       /* walk's depth, read back (see capture_user_stack()) */
 	struct unwind_walk uw;	       /* the DWARF walk's state */
 	__u32 pad;
@@ -849,13 +850,29 @@ static __always_inline bool user_frame_at(__u64 fp, bool compat, __u64 *next_fp,
 	return true;
 }
 
-static __always_inline __u32 user_fp_walk(struct stack_scratch *sc, __u64 *hash)
+/*
+ * Walk the current thread's user stack by its frame pointers into the stack scratch's walk; its
+ * depth, with the hash of its addresses in walk_hash. A global function (see
+ * store_user_stack()): checked once per program, where inlined each of the loop's 48 steps was
+ * checked again for every state of the fault-entry code reaching it (~40 000 instructions).
+ * Called only where has_task_pt_regs is set, and tests it itself: checked on its own, it would
+ * otherwise load from the registers a pointer without BTF (compat.bpf.h current_user_regs()).
+ */
+__u32 user_fp_walk(void);
+
+#ifdef MMSCOPE_DEFINE_STATE
+__noinline __u32 user_fp_walk(void)
 {
-	struct pt_regs *regs = current_user_regs();
+	__u32 zero = 0;
+	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
+	struct pt_regs *regs;
 	__u64 sp, fp, h, next_fp, ret;
 	__u32 n = 1;
 	bool compat;
 
+	if (!has_task_pt_regs || !sc)
+		return 0;
+	regs = current_user_regs();
 	if (!regs)
 		return 0;
 	compat = user_regs_compat(regs);
@@ -882,9 +899,54 @@ static __always_inline __u32 user_fp_walk(struct stack_scratch *sc, __u64 *hash)
 			break;
 		fp = next_fp;
 	}
-	*hash = h;
+	sc->walk_hash = h;
 	return n;
 }
+
+/* Whether the kernel's raw walk in kwalk (len bytes, from bpf_get_stack()) begins with the n
+ * addresses of walk (nwalk). A global function, as user_fp_walk(). */
+__noinline int kernel_walk_agrees(long len)
+{
+	__u32 zero = 0, n, kn;
+	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
+
+	if (!sc)
+		return 0;
+	n = depth_read_back(&sc->nwalk, USER_STACK_DEPTH);
+	kn = len > 0 ? (__u32)len / sizeof(__u64) : 0;
+	for (__u32 i = 0; i < USER_STACK_DEPTH; i++) {
+		if (i >= n)
+			break;
+		if (i >= kn || sc->kwalk[i] != sc->walk[i])
+			return 0;
+	}
+	return 1;
+}
+
+/* The n frames of walk (nwalk) as raw addresses of the image exec'ed at time image (see
+ * capture_user_stack()), stored; its id, 0 when lost. A global function, as user_fp_walk(). */
+__noinline __u64 store_image_stack(__u64 image)
+{
+	__u32 zero = 0, n;
+	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
+
+	if (!sc)
+		return 0;
+	n = depth_read_back(&sc->nwalk, USER_STACK_DEPTH);
+	for (__u32 i = 0; i < USER_STACK_DEPTH; i++) {
+		if (i >= n)
+			break;
+		__builtin_memset(&sc->u.f[i], 0, sizeof(sc->u.f[i]));
+		sc->u.f[i].status = LOC_MMAP_RECORDS;
+		__builtin_memcpy(sc->u.f[i].build_id, &image, sizeof(image));
+		sc->u.f[i].offset_or_ip = sc->walk[i];
+	}
+	return store_user_stack(depth_read_back(&sc->nwalk, USER_STACK_DEPTH));
+}
+#else
+int kernel_walk_agrees(long len);
+__u64 store_image_stack(__u64 image);
+#endif
 
 /* Remember key's stack id in its slot (NULL: not this time). */
 static __always_inline void ustack_slot_set(struct ustack_slot *slot,
@@ -960,7 +1022,7 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 	struct ustack_cache_key key = {.tgid = tgid};
 	struct ustack_slot *slot;
 	__u64 image, id;
-	__u32 n, kn;
+	__u32 n;
 	long len;
 
 	/* No bpf_task_pt_regs() (compat.bpf.h has_task_pt_regs): the walks below read the
@@ -980,10 +1042,11 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 	 * return value it is a different constant on each of the walk's exits, and everything
 	 * below would be verified once per depth (380 000 instructions instead of a few
 	 * thousand, ~150 ms of load time per program). */
-	sc->nwalk = user_fp_walk(sc, &key.walk_hash);
+	sc->nwalk = user_fp_walk();
 	n = *(volatile __u32 *)&sc->nwalk;
 	if (n == 0 || n > USER_STACK_DEPTH)
 		return kernel_user_stack(ctx, sc);
+	key.walk_hash = sc->walk_hash;
 	key.depth = n;
 	key.mm = current_mm();
 	id = ustack_slot_get(&key, &slot);
@@ -1000,13 +1063,8 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 	 */
 	if (n > 1 && !kernel_walk_is_same(current_user_regs())) {
 		len = bpf_get_stack(ctx, sc->kwalk, n * sizeof(__u64), BPF_F_USER_STACK);
-		kn = len > 0 ? (__u32)len / sizeof(__u64) : 0;
-		for (__u32 i = 0; i < USER_STACK_DEPTH; i++) {
-			if (i >= n)
-				break;
-			if (i >= kn || sc->kwalk[i] != sc->walk[i])
-				return kernel_user_stack(ctx, sc);
-		}
+		if (!kernel_walk_agrees(len))
+			return kernel_user_stack(ctx, sc);
 		n = depth_read_back(&sc->nwalk, USER_STACK_DEPTH);
 	}
 	/* An image whose mappings userspace has from the kernel's mmap records: raw addresses,
@@ -1014,15 +1072,7 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 	 */
 	image = image_in_mmap_records(tgid, key.mm);
 	if (image) {
-		for (__u32 i = 0; i < USER_STACK_DEPTH; i++) {
-			if (i >= n)
-				break;
-			__builtin_memset(&sc->u.f[i], 0, sizeof(sc->u.f[i]));
-			sc->u.f[i].status = LOC_MMAP_RECORDS;
-			__builtin_memcpy(sc->u.f[i].build_id, &image, sizeof(image));
-			sc->u.f[i].offset_or_ip = sc->walk[i];
-		}
-		id = store_user_stack(depth_read_back(&sc->nwalk, USER_STACK_DEPTH));
+		id = store_image_stack(image);
 		if (id)
 			ustack_slot_set(slot, &key, id);
 		return id;
