@@ -584,14 +584,23 @@ static __always_inline __u32 depth_read_back(const __u32 *where, __u32 max)
 	return n > max ? max : n;
 }
 
-/* Store a kernel stack captured in sc->k; its content hash, or 0 when lost. */
-static __always_inline __u64 store_kernel_stack(struct stack_scratch *sc, long len)
+/*
+ * Store a kernel stack captured in the stack scratch's k (len bytes, from bpf_get_stack()); its
+ * content hash, or 0 when lost. A global function (see store_user_stack() below): its hash
+ * loop's 127 steps are checked once per program, not once per state of the caller.
+ */
+__u64 store_kernel_stack(long len);
+
+#ifdef MMSCOPE_DEFINE_STATE
+__noinline __u64 store_kernel_stack(long len)
 {
+	__u32 zero = 0;
+	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
 	__u64 h = FNV_BASIS;
 	bool sent_now;
 	__u32 n;
 
-	if (len <= 0)
+	if (!sc || len <= 0)
 		return 0;
 	n = (__u32)len / sizeof(__u64);
 	if (n > KERNEL_STACK_DEPTH)
@@ -607,6 +616,7 @@ static __always_inline __u64 store_kernel_stack(struct stack_scratch *sc, long l
 	n = depth_read_back(&sc->k.nr, KERNEL_STACK_DEPTH);
 	return stack_send(&sc->kh, REC_KERNEL_STACK, h, 8 + n * sizeof(__u64), &sent_now);
 }
+#endif
 
 /* The last REC_MAPS request of this CPU (see want_maps()). */
 struct maps_request {
@@ -1138,7 +1148,7 @@ static __always_inline void capture_stacks_of(void *ctx, bool user_fault, bool e
 		*kid = *entry == USER_FAULT_NO_KSTACK ? 0 : *entry;
 	} else {
 		klen = bpf_get_stack(ctx, sc->k.ip, sizeof(sc->k.ip), 0);
-		*kid = store_kernel_stack(sc, klen);
+		*kid = store_kernel_stack(klen);
 		if (entry && (*kid || klen == 0))
 			*entry = *kid ? *kid : USER_FAULT_NO_KSTACK;
 	}

@@ -146,18 +146,36 @@ static __always_inline __u32 unwind_page_first(__u32 g, bool *ok)
 	return c->first[g & (UNWIND_PAGE_CHUNK - 1)];
 }
 
-/*
- * The rule of the row covering file offset off (user/cfi/cfi.h cfi_table_find(), mirrored): false
- * when no row does (outside the file's executable segments or its table).
- */
-static __always_inline bool unwind_rule_at(struct unwind_walk *w, const struct unwind_file *f,
-					   __u64 off, struct cfi_rule *rule)
+/* Through a helper, as the other chunk lookups: a map looked up directly in a global function's
+ * body took another place among the object's maps than in the object without callbacks, whose
+ * layout must be the same (Makefile, mmscope_nocb.skel.h). */
+static __always_inline struct unwind_rule_chunk *unwind_rule_chunk(__u32 chunk)
 {
+	return bpf_map_lookup_elem(&unwind_rules, &chunk);
+}
+
+/*
+ * The rule of the row covering offset off of file f, into the walk's rule (user/cfi/cfi.h
+ * cfi_table_find(), mirrored): 0 when no row does (outside the file's executable segments or
+ * its table). A global function: the verifier checks its search once per program, where
+ * inlined in unwind_frame() it was checked for each of the states the frame's lookups leave
+ * (8 on x86_64: ~6 000 instructions, half of the callback's). Its pointer argument needs
+ * v5.12 (e5069b9c23b3 "bpf: Support pointers in global func args"), older than any kernel
+ * that loads this object (callbacks: v5.13), and may be NULL.
+ */
+__noinline int unwind_rule_at(const struct unwind_file *f, __u64 off)
+{
+	__u32 zero = 0;
+	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
 	__u64 vaddr = 0, rel;
 	__u32 page, lo, hi, l, key, row, ridx, chunk;
 	struct unwind_rule_chunk *rc;
 	bool ok = true, found = false;
+	struct unwind_walk *w;
 
+	if (!sc || !f)
+		return 0;
+	w = &sc->uw;
 	for (__u32 s = 0; s < UNWIND_MAX_SEGMENTS; s++) {
 		if (s >= f->nsegs)
 			break;
@@ -203,10 +221,10 @@ static __always_inline bool unwind_rule_at(struct unwind_walk *w, const struct u
 		return false;
 	ridx += f->rules_start;
 	chunk = ridx / UNWIND_RULE_CHUNK;
-	rc = bpf_map_lookup_elem(&unwind_rules, &chunk);
+	rc = unwind_rule_chunk(chunk);
 	if (!rc)
 		return false;
-	*rule = rc->r[ridx & (UNWIND_RULE_CHUNK - 1)];
+	w->rule = rc->r[ridx & (UNWIND_RULE_CHUNK - 1)];
 	return true;
 }
 
@@ -403,7 +421,7 @@ static long unwind_frame(__u64 i, void *data)
 	}
 	if (f && f->state == UNWIND_FILE_READY) {
 		off = look - v->start + v->pgoff;
-		if (!unwind_rule_at(w, f, off, rule)) {
+		if (!unwind_rule_at(f, off)) {
 			w->end = CNT_UNWIND_END_GAP;
 			return 1;
 		}
