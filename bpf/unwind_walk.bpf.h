@@ -233,12 +233,22 @@ static __always_inline bool read_user_u64(__u64 addr, __u64 *v)
 	return bpf_probe_read_user(v, sizeof(*v), (void *)addr) == 0;
 }
 
-/* Step w to the caller by the frame pointer (code without a table); false: stop, with end
- * as the reason when the frame pointer is not usable. */
-static __always_inline bool unwind_fp_step(struct unwind_walk *w, __u32 end)
+/*
+ * Step the walk to the caller by the frame pointer (code without a table); 0: stop, with end
+ * as the reason when the frame pointer is not usable. This and unwind_rule_step() are global
+ * functions, as unwind_rule_at(): inlined at their two and three places in unwind_frame(), each
+ * was checked again for every state its lookups leave there.
+ */
+__noinline int unwind_fp_step(__u32 end)
 {
+	__u32 zero = 0;
+	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
+	struct unwind_walk *w;
 	__u64 next_fp, ret;
 
+	if (!sc)
+		return 0;
+	w = &sc->uw;
 	if (w->fp == 0) {
 		w->end = CNT_UNWIND_END_FP;
 		return false;
@@ -256,10 +266,20 @@ static __always_inline bool unwind_fp_step(struct unwind_walk *w, __u32 end)
 	return true;
 }
 
-/* Step w to the caller by rule; false: stop, w->end says why. */
-static __always_inline bool unwind_rule_step(struct unwind_walk *w, const struct cfi_rule *r)
+/* Step the walk to the caller by its rule (uw.rule); 0: stop, uw.end says why. */
+__noinline int unwind_rule_step(void)
 {
-	__u64 cfa, ra, fp = w->fp, base;
+	__u32 zero = 0;
+	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
+	__u64 cfa, ra, fp, base;
+	const struct cfi_rule *r;
+	struct unwind_walk *w;
+
+	if (!sc)
+		return 0;
+	w = &sc->uw;
+	r = &w->rule;
+	fp = w->fp;
 
 	switch (r->kind) {
 	case CFI_NORMAL:
@@ -376,7 +396,7 @@ static long unwind_frame(__u64 i, void *data)
 		*rule = ps->rule;
 		w->n = n + 1;
 		w->frames_cached++;
-		return unwind_rule_step(w, rule) ? 0 : 1;
+		return unwind_rule_step() ? 0 : 1;
 	}
 	look = w->exact ? w->pc : w->pc - 1;
 	/* Where the mapping cannot be looked up now (its lock is held for writing: the
@@ -414,7 +434,7 @@ static long unwind_frame(__u64 i, void *data)
 	 * (exec_loop: 3% of walks meet this, and with it 99.8% reach the outermost frame;
 	 * stopping here instead, 97%). A walk it cannot go on ends as mapping_busy. */
 	if (found == UNWIND_VMA_BUSY)
-		return unwind_fp_step(w, CNT_UNWIND_END_BUSY) ? 0 : 1;
+		return unwind_fp_step(CNT_UNWIND_END_BUSY) ? 0 : 1;
 	if (!have_vma) {
 		w->end = CNT_UNWIND_END_NO_VMA;
 		return 1;
@@ -436,10 +456,10 @@ static long unwind_frame(__u64 i, void *data)
 			barrier();
 			ps->busy = 0;
 		}
-		return unwind_rule_step(w, rule) ? 0 : 1;
+		return unwind_rule_step() ? 0 : 1;
 	}
 	/* A file met for the first time (f NULL: just asked for) or still loading. */
-	return unwind_fp_step(w, v->key.ino && (!f || f->state == UNWIND_FILE_PENDING)
+	return unwind_fp_step(v->key.ino && (!f || f->state == UNWIND_FILE_PENDING)
 					 ? CNT_UNWIND_END_PENDING
 					 : CNT_UNWIND_END_NO_TABLE)
 		       ? 0
