@@ -338,6 +338,8 @@ struct stack_scratch {
 	__u64 walk[USER_STACK_DEPTH];  /* user_fp_walk()'s return addresses */
 	__u64 kwalk[USER_STACK_DEPTH]; /* the kernel's raw walk of the same stack */
 	__u64 walk_hash;	       /* user_fp_walk()'s hash of walk */
+	__u64 walk_sp, walk_fp;	       /* user_fp_walk()'s state between steps */
+	__u32 walk_compat;	       /* ... its thread is 32-bit */
 	__u32 nwalk;		       /* walk's depth, read back (see capture_user_stack()) */
 	struct unwind_walk uw;	       /* the DWARF walk's state */
 	__u32 pad;
@@ -592,11 +594,39 @@ static __always_inline __u32 depth_read_back(const __u32 *where, __u32 max)
 __u64 store_kernel_stack(long len);
 
 #ifdef MMSCOPE_DEFINE_STATE
+/*
+ * Whether the global functions' loops run as bpf_loop() callbacks, whose body the verifier
+ * checks a few times, not once per step: where the kernel has bpf_loop() and the JIT is on
+ * (the interpreter runs no callbacks), in the object with callbacks. Elsewhere the same step
+ * functions are called from plain bounded loops.
+ */
+static __always_inline bool loops_as_callbacks(void)
+{
+	return MMSCOPE_CALLBACKS && has_loop && !interpreted;
+}
+
+/* A kernel stack's content hash, one frame a step (store_kernel_stack()). */
+struct stack_hash {
+	struct stack_scratch *sc;
+	__u64 h;
+	bool raw; /* a frame is a raw address (user stacks) */
+};
+
+static long hash_kernel_frame(__u64 i, void *data)
+{
+	struct stack_hash *c = data;
+
+	if (i >= KERNEL_STACK_DEPTH)
+		return 1;
+	c->h = (c->h ^ c->sc->k.ip[i]) * FNV_PRIME;
+	return 0;
+}
+
 __noinline __u64 store_kernel_stack(long len)
 {
 	__u32 zero = 0;
 	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
-	__u64 h = FNV_BASIS;
+	struct stack_hash c = {.sc = sc, .h = FNV_BASIS};
 	bool sent_now;
 	__u32 n;
 
@@ -607,14 +637,18 @@ __noinline __u64 store_kernel_stack(long len)
 		n = KERNEL_STACK_DEPTH;
 	sc->k.nr = n;
 	sc->k.pad = 0;
-	for (__u32 i = 0; i < KERNEL_STACK_DEPTH; i++) {
-		if (i >= n)
-			break;
-		h = (h ^ sc->k.ip[i]) * FNV_PRIME;
+	if (!loops_as_callbacks()) {
+		for (__u32 i = 0; i < KERNEL_STACK_DEPTH; i++) {
+			if (i >= n)
+				break;
+			hash_kernel_frame(i, &c);
+		}
+	} else {
+		bpf_loop(n, hash_kernel_frame, &c, 0);
 	}
-	h |= 1; /* never 0 */
+	c.h |= 1; /* never 0 */
 	n = depth_read_back(&sc->k.nr, KERNEL_STACK_DEPTH);
-	return stack_send(&sc->kh, REC_KERNEL_STACK, h, 8 + n * sizeof(__u64), &sent_now);
+	return stack_send(&sc->kh, REC_KERNEL_STACK, c.h, 8 + n * sizeof(__u64), &sent_now);
 }
 #endif
 
@@ -684,12 +718,6 @@ __u64 store_user_stack(__u32 n);
  * was verified once per depth at each of its four inlined callers (~50 000 instructions).
  * Interpreted programs may pass no callback, and kernels before bpf_loop() (compat.bpf.h
  * has_loop) have none: a loop of calls there. */
-struct stack_hash {
-	struct stack_scratch *sc;
-	__u64 h;
-	bool raw; /* a frame is a raw address */
-};
-
 static long hash_user_frame(__u64 i, void *data)
 {
 	struct stack_hash *c = data;
@@ -720,7 +748,7 @@ __noinline __u64 store_user_stack(__u32 n)
 		n = USER_STACK_DEPTH;
 	sc->u.nr = n;
 	sc->u.pad = 0;
-	if (interpreted || !has_loop || !MMSCOPE_CALLBACKS) {
+	if (!loops_as_callbacks()) {
 		for (__u32 i = 0; i < USER_STACK_DEPTH; i++) {
 			if (i >= n)
 				break;
@@ -871,13 +899,38 @@ static __always_inline bool user_frame_at(__u64 fp, bool compat, __u64 *next_fp,
 __u32 user_fp_walk(void);
 
 #ifdef MMSCOPE_DEFINE_STATE
+/* One step of user_fp_walk(), to frame i + 1; nonzero: the walk ends. Its state is in the
+ * scratch (map memory, which the verifier does not track from step to step). */
+static long user_fp_step(__u64 i, void *data)
+{
+	__u32 zero = 0;
+	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
+	__u64 sp, fp, next_fp, ret;
+	bool compat;
+
+	if (!sc || i + 1 >= USER_STACK_DEPTH)
+		return 1;
+	sp = sc->walk_sp;
+	fp = sc->walk_fp;
+	compat = sc->walk_compat;
+	if (fp < sp || fp - sp >= USER_FP_WALK_SPAN || (fp & (compat ? 3 : 7)))
+		return 1;
+	if (!user_frame_at(fp, compat, &next_fp, &ret))
+		return 1;
+	sc->walk[i + 1] = ret;
+	sc->walk_hash = (sc->walk_hash ^ ret) * FNV_PRIME;
+	sc->nwalk = i + 2;
+	if (next_fp <= fp)
+		return 1;
+	sc->walk_fp = next_fp;
+	return 0;
+}
+
 __noinline __u32 user_fp_walk(void)
 {
 	__u32 zero = 0;
 	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
 	struct pt_regs *regs;
-	__u64 sp, fp, h, next_fp, ret;
-	__u32 n = 1;
 	bool compat;
 
 	if (!has_task_pt_regs || !sc)
@@ -888,68 +941,110 @@ __noinline __u32 user_fp_walk(void)
 	compat = user_regs_compat(regs);
 	/* bpf_task_pt_regs() gives a BTF pointer: direct loads, no probe reads. */
 	sc->walk[0] = PT_REGS_IP(regs);
-	sp = PT_REGS_SP(regs);
-	fp = PT_REGS_FP(regs);
+	sc->walk_sp = PT_REGS_SP(regs);
+	sc->walk_fp = PT_REGS_FP(regs);
 #if defined(__TARGET_ARCH_arm64)
 	if (compat) { /* AArch32: r13 and r11 (compat_sp, compat_fp) */
-		sp = regs->regs[13];
-		fp = regs->regs[11];
+		sc->walk_sp = regs->regs[13];
+		sc->walk_fp = regs->regs[11];
 	}
 #endif
-	h = (FNV_BASIS ^ sc->walk[0]) * FNV_PRIME;
-	for (__u32 i = 1; i < USER_STACK_DEPTH; i++) {
-		if (fp < sp || fp - sp >= USER_FP_WALK_SPAN || (fp & (compat ? 3 : 7)))
-			break;
-		if (!user_frame_at(fp, compat, &next_fp, &ret))
-			break;
-		sc->walk[i] = ret;
-		h = (h ^ ret) * FNV_PRIME;
-		n = i + 1;
-		if (next_fp <= fp)
-			break;
-		fp = next_fp;
+	sc->walk_compat = compat;
+	sc->walk_hash = (FNV_BASIS ^ sc->walk[0]) * FNV_PRIME;
+	sc->nwalk = 1;
+	if (!loops_as_callbacks()) {
+		for (__u32 i = 0; i < USER_STACK_DEPTH - 1; i++)
+			if (user_fp_step(i, NULL))
+				break;
+	} else {
+		bpf_loop(USER_STACK_DEPTH - 1, user_fp_step, NULL, 0);
 	}
-	sc->walk_hash = h;
-	return n;
+	return sc->nwalk;
 }
 
 /* Whether the kernel's raw walk in kwalk (len bytes, from bpf_get_stack()) begins with the n
  * addresses of walk (nwalk). A global function, as user_fp_walk(). */
+struct walk_cmp {
+	struct stack_scratch *sc;
+	__u64 kn; /* frames of the kernel's walk */
+	__u64 agree;
+};
+
+static long walk_cmp_frame(__u64 i, void *data)
+{
+	struct walk_cmp *c = data;
+
+	if (i >= USER_STACK_DEPTH)
+		return 1;
+	if (i >= c->kn || c->sc->kwalk[i] != c->sc->walk[i]) {
+		c->agree = 0;
+		return 1;
+	}
+	return 0;
+}
+
 __noinline int kernel_walk_agrees(long len)
 {
-	__u32 zero = 0, n, kn;
+	__u32 zero = 0, n;
 	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
+	struct walk_cmp c = {.sc = sc, .agree = 1};
 
 	if (!sc)
 		return 0;
 	n = depth_read_back(&sc->nwalk, USER_STACK_DEPTH);
-	kn = len > 0 ? (__u32)len / sizeof(__u64) : 0;
-	for (__u32 i = 0; i < USER_STACK_DEPTH; i++) {
-		if (i >= n)
-			break;
-		if (i >= kn || sc->kwalk[i] != sc->walk[i])
-			return 0;
+	c.kn = len > 0 ? (__u32)len / sizeof(__u64) : 0;
+	if (!loops_as_callbacks()) {
+		for (__u32 i = 0; i < USER_STACK_DEPTH; i++) {
+			if (i >= n)
+				break;
+			if (walk_cmp_frame(i, &c))
+				break;
+		}
+	} else {
+		bpf_loop(n, walk_cmp_frame, &c, 0);
 	}
-	return 1;
+	return c.agree ? 1 : 0;
 }
 
 /* The n frames of walk (nwalk) as raw addresses of the image exec'ed at time image (see
  * capture_user_stack()), stored; its id, 0 when lost. A global function, as user_fp_walk(). */
+struct image_frames {
+	struct stack_scratch *sc;
+	__u64 image;
+};
+
+static long image_frame(__u64 i, void *data)
+{
+	struct image_frames *c = data;
+	struct user_frame *f;
+
+	if (i >= USER_STACK_DEPTH)
+		return 1;
+	f = &c->sc->u.f[i];
+	__builtin_memset(f, 0, sizeof(*f));
+	f->status = LOC_MMAP_RECORDS;
+	__builtin_memcpy(f->build_id, &c->image, sizeof(c->image));
+	f->offset_or_ip = c->sc->walk[i];
+	return 0;
+}
+
 __noinline __u64 store_image_stack(__u64 image)
 {
 	__u32 zero = 0, n;
 	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
+	struct image_frames c = {.sc = sc, .image = image};
 
 	if (!sc)
 		return 0;
 	n = depth_read_back(&sc->nwalk, USER_STACK_DEPTH);
-	for (__u32 i = 0; i < USER_STACK_DEPTH; i++) {
-		if (i >= n)
-			break;
-		__builtin_memset(&sc->u.f[i], 0, sizeof(sc->u.f[i]));
-		sc->u.f[i].status = LOC_MMAP_RECORDS;
-		__builtin_memcpy(sc->u.f[i].build_id, &image, sizeof(image));
-		sc->u.f[i].offset_or_ip = sc->walk[i];
+	if (!loops_as_callbacks()) {
+		for (__u32 i = 0; i < USER_STACK_DEPTH; i++) {
+			if (i >= n)
+				break;
+			image_frame(i, &c);
+		}
+	} else {
+		bpf_loop(n, image_frame, &c, 0);
 	}
 	return store_user_stack(depth_read_back(&sc->nwalk, USER_STACK_DEPTH));
 }
