@@ -460,8 +460,8 @@ static long unwind_frame(__u64 i, void *data)
 	}
 	/* A file met for the first time (f NULL: just asked for) or still loading. */
 	return unwind_fp_step(v->key.ino && (!f || f->state == UNWIND_FILE_PENDING)
-					 ? CNT_UNWIND_END_PENDING
-					 : CNT_UNWIND_END_NO_TABLE)
+				      ? CNT_UNWIND_END_PENDING
+				      : CNT_UNWIND_END_NO_TABLE)
 		       ? 0
 		       : 1;
 }
