@@ -605,6 +605,23 @@ static __always_inline bool loops_as_callbacks(void)
 	return MMSCOPE_CALLBACKS && has_loop && !interpreted;
 }
 
+/* step(i, ctx) for i from 0 while i < n (n <= max), until it returns nonzero: bpf_loop() where
+ * loops_as_callbacks(), else a plain loop bounded by max. */
+static __always_inline void loop_steps(__u32 n, __u32 max, long (*step)(__u64 i, void *ctx),
+				       void *ctx)
+{
+	if (!loops_as_callbacks()) {
+		for (__u32 i = 0; i < max; i++) {
+			if (i >= n)
+				break;
+			if (step(i, ctx))
+				break;
+		}
+	} else {
+		bpf_loop(n, step, ctx, 0);
+	}
+}
+
 /* A kernel stack's content hash, one frame a step (store_kernel_stack()). */
 struct stack_hash {
 	struct stack_scratch *sc;
@@ -637,15 +654,7 @@ __noinline __u64 store_kernel_stack(long len)
 		n = KERNEL_STACK_DEPTH;
 	sc->k.nr = n;
 	sc->k.pad = 0;
-	if (!loops_as_callbacks()) {
-		for (__u32 i = 0; i < KERNEL_STACK_DEPTH; i++) {
-			if (i >= n)
-				break;
-			hash_kernel_frame(i, &c);
-		}
-	} else {
-		bpf_loop(n, hash_kernel_frame, &c, 0);
-	}
+	loop_steps(n, KERNEL_STACK_DEPTH, hash_kernel_frame, &c);
 	c.h |= 1; /* never 0 */
 	n = depth_read_back(&sc->k.nr, KERNEL_STACK_DEPTH);
 	return stack_send(&sc->kh, REC_KERNEL_STACK, c.h, 8 + n * sizeof(__u64), &sent_now);
@@ -748,15 +757,7 @@ __noinline __u64 store_user_stack(__u32 n)
 		n = USER_STACK_DEPTH;
 	sc->u.nr = n;
 	sc->u.pad = 0;
-	if (!loops_as_callbacks()) {
-		for (__u32 i = 0; i < USER_STACK_DEPTH; i++) {
-			if (i >= n)
-				break;
-			hash_user_frame(i, &c);
-		}
-	} else {
-		bpf_loop(n, hash_user_frame, &c, 0);
-	}
+	loop_steps(n, USER_STACK_DEPTH, hash_user_frame, &c);
 	c.h |= 1; /* never 0 */
 	n = depth_read_back(&sc->u.nr, USER_STACK_DEPTH);
 	id = stack_send(&sc->uh, REC_USER_STACK, c.h, 8 + n * sizeof(struct user_frame), &sent_now);
@@ -952,13 +953,7 @@ __noinline __u32 user_fp_walk(void)
 	sc->walk_compat = compat;
 	sc->walk_hash = (FNV_BASIS ^ sc->walk[0]) * FNV_PRIME;
 	sc->nwalk = 1;
-	if (!loops_as_callbacks()) {
-		for (__u32 i = 0; i < USER_STACK_DEPTH - 1; i++)
-			if (user_fp_step(i, NULL))
-				break;
-	} else {
-		bpf_loop(USER_STACK_DEPTH - 1, user_fp_step, NULL, 0);
-	}
+	loop_steps(USER_STACK_DEPTH - 1, USER_STACK_DEPTH - 1, user_fp_step, NULL);
 	return sc->nwalk;
 }
 
@@ -993,16 +988,7 @@ __noinline int kernel_walk_agrees(long len)
 		return 0;
 	n = depth_read_back(&sc->nwalk, USER_STACK_DEPTH);
 	c.kn = len > 0 ? (__u32)len / sizeof(__u64) : 0;
-	if (!loops_as_callbacks()) {
-		for (__u32 i = 0; i < USER_STACK_DEPTH; i++) {
-			if (i >= n)
-				break;
-			if (walk_cmp_frame(i, &c))
-				break;
-		}
-	} else {
-		bpf_loop(n, walk_cmp_frame, &c, 0);
-	}
+	loop_steps(n, USER_STACK_DEPTH, walk_cmp_frame, &c);
 	return c.agree ? 1 : 0;
 }
 
@@ -1037,15 +1023,7 @@ __noinline __u64 store_image_stack(__u64 image)
 	if (!sc)
 		return 0;
 	n = depth_read_back(&sc->nwalk, USER_STACK_DEPTH);
-	if (!loops_as_callbacks()) {
-		for (__u32 i = 0; i < USER_STACK_DEPTH; i++) {
-			if (i >= n)
-				break;
-			image_frame(i, &c);
-		}
-	} else {
-		bpf_loop(n, image_frame, &c, 0);
-	}
+	loop_steps(n, USER_STACK_DEPTH, image_frame, &c);
 	return store_user_stack(depth_read_back(&sc->nwalk, USER_STACK_DEPTH));
 }
 #else
