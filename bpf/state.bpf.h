@@ -337,6 +337,9 @@ struct stack_scratch {
 	struct user_stack u;
 	__u64 walk[USER_STACK_DEPTH];  /* user_fp_walk()'s return addresses */
 	__u64 kwalk[USER_STACK_DEPTH]; /* the kernel's raw walk of the same stack */
+	__u64 walk_hash;	       /* user_fp_walk()'s hash of walk */
+	__u64 walk_sp, walk_fp;	       /* user_fp_walk()'s state between steps */
+	__u32 walk_compat;	       /* ... its thread is 32-bit */
 	__u32 nwalk;		       /* walk's depth, read back (see capture_user_stack()) */
 	struct unwind_walk uw;	       /* the DWARF walk's state */
 	__u32 pad;
@@ -583,29 +586,80 @@ static __always_inline __u32 depth_read_back(const __u32 *where, __u32 max)
 	return n > max ? max : n;
 }
 
-/* Store a kernel stack captured in sc->k; its content hash, or 0 when lost. */
-static __always_inline __u64 store_kernel_stack(struct stack_scratch *sc, long len)
+/*
+ * Store a kernel stack captured in the stack scratch's k (len bytes, from bpf_get_stack()); its
+ * content hash, or 0 when lost. A global function (see store_user_stack() below): its hash
+ * loop's 127 steps are checked once per program, not once per state of the caller.
+ */
+__u64 store_kernel_stack(long len);
+
+#ifdef MMSCOPE_DEFINE_STATE
+/*
+ * Whether the global functions' loops run as bpf_loop() callbacks, whose body the verifier
+ * checks a few times, not once per step: where the kernel has bpf_loop() and the JIT is on
+ * (the interpreter runs no callbacks), in the object with callbacks. Elsewhere the same step
+ * functions are called from plain bounded loops.
+ */
+static __always_inline bool loops_as_callbacks(void)
 {
-	__u64 h = FNV_BASIS;
+	return MMSCOPE_CALLBACKS && has_loop && !interpreted;
+}
+
+/* step(i, ctx) for i from 0 while i < n (n <= max), until it returns nonzero: bpf_loop() where
+ * loops_as_callbacks(), else a plain loop bounded by max. */
+static __always_inline void loop_steps(__u32 n, __u32 max, long (*step)(__u64 i, void *ctx),
+				       void *ctx)
+{
+	if (!loops_as_callbacks()) {
+		for (__u32 i = 0; i < max; i++) {
+			if (i >= n)
+				break;
+			if (step(i, ctx))
+				break;
+		}
+	} else {
+		bpf_loop(n, step, ctx, 0);
+	}
+}
+
+/* A kernel stack's content hash, one frame a step (store_kernel_stack()). */
+struct stack_hash {
+	struct stack_scratch *sc;
+	__u64 h;
+	bool raw; /* a frame is a raw address (user stacks) */
+};
+
+static long hash_kernel_frame(__u64 i, void *data)
+{
+	struct stack_hash *c = data;
+
+	if (i >= KERNEL_STACK_DEPTH)
+		return 1;
+	c->h = (c->h ^ c->sc->k.ip[i]) * FNV_PRIME;
+	return 0;
+}
+
+__noinline __u64 store_kernel_stack(long len)
+{
+	__u32 zero = 0;
+	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
+	struct stack_hash c = {.sc = sc, .h = FNV_BASIS};
 	bool sent_now;
 	__u32 n;
 
-	if (len <= 0)
+	if (!sc || len <= 0)
 		return 0;
 	n = (__u32)len / sizeof(__u64);
 	if (n > KERNEL_STACK_DEPTH)
 		n = KERNEL_STACK_DEPTH;
 	sc->k.nr = n;
 	sc->k.pad = 0;
-	for (__u32 i = 0; i < KERNEL_STACK_DEPTH; i++) {
-		if (i >= n)
-			break;
-		h = (h ^ sc->k.ip[i]) * FNV_PRIME;
-	}
-	h |= 1; /* never 0 */
+	loop_steps(n, KERNEL_STACK_DEPTH, hash_kernel_frame, &c);
+	c.h |= 1; /* never 0 */
 	n = depth_read_back(&sc->k.nr, KERNEL_STACK_DEPTH);
-	return stack_send(&sc->kh, REC_KERNEL_STACK, h, 8 + n * sizeof(__u64), &sent_now);
+	return stack_send(&sc->kh, REC_KERNEL_STACK, c.h, 8 + n * sizeof(__u64), &sent_now);
 }
+#endif
 
 /* The last REC_MAPS request of this CPU (see want_maps()). */
 struct maps_request {
@@ -655,16 +709,24 @@ static __always_inline void want_maps(__u32 tgid)
 	bpf_ringbuf_submit(r, pending ? BPF_RB_FORCE_WAKEUP : 0);
 }
 
+/*
+ * Store the user stack in the stack scratch's u (n frames); its content hash, or 0 when lost.
+ * A global function, defined in state.bpf.c alone (the static linker resolves the other
+ * objects' calls to it): the verifier checks a global function once per program, with its
+ * arguments unknown, whatever the state of its callers. Inlined, it was checked at each of its
+ * eight call sites, once per state reaching each (a depth, the flags of the fault), ~55 000 of
+ * the 170 000 instructions a stack-capturing program took to verify. Its argument is a
+ * scalar and it looks the scratch up itself: 5.10's verifier takes only scalars and the
+ * context as a global function's arguments (pointers to memory came with v5.12, e5069b9c23b3
+ * "bpf: Support pointers in global func args"), and it must return a scalar.
+ */
+__u64 store_user_stack(__u32 n);
+
+#ifdef MMSCOPE_DEFINE_STATE
 /* The content hash of a user stack (a bpf_loop() callback, one frame a call): a loop here
  * was verified once per depth at each of its four inlined callers (~50 000 instructions).
  * Interpreted programs may pass no callback, and kernels before bpf_loop() (compat.bpf.h
  * has_loop) have none: a loop of calls there. */
-struct stack_hash {
-	struct stack_scratch *sc;
-	__u64 h;
-	bool raw; /* a frame is a raw address */
-};
-
 static long hash_user_frame(__u64 i, void *data)
 {
 	struct stack_hash *c = data;
@@ -681,28 +743,21 @@ static long hash_user_frame(__u64 i, void *data)
 	return 0;
 }
 
-/* Store the user stack in sc->u (n frames); its content hash, or 0 when lost. */
-static __always_inline __u64 store_user_stack(struct stack_scratch *sc, __u32 n)
+__noinline __u64 store_user_stack(__u32 n)
 {
+	__u32 zero = 0;
+	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
 	struct stack_hash c = {.sc = sc, .h = FNV_BASIS};
 	bool sent_now;
 	__u64 id;
 
-	if (n == 0)
+	if (!sc || n == 0)
 		return 0;
 	if (n > USER_STACK_DEPTH)
 		n = USER_STACK_DEPTH;
 	sc->u.nr = n;
 	sc->u.pad = 0;
-	if (interpreted || !has_loop || !MMSCOPE_CALLBACKS) {
-		for (__u32 i = 0; i < USER_STACK_DEPTH; i++) {
-			if (i >= n)
-				break;
-			hash_user_frame(i, &c);
-		}
-	} else {
-		bpf_loop(n, hash_user_frame, &c, 0);
-	}
+	loop_steps(n, USER_STACK_DEPTH, hash_user_frame, &c);
 	c.h |= 1; /* never 0 */
 	n = depth_read_back(&sc->u.nr, USER_STACK_DEPTH);
 	id = stack_send(&sc->uh, REC_USER_STACK, c.h, 8 + n * sizeof(struct user_frame), &sent_now);
@@ -711,6 +766,7 @@ static __always_inline __u64 store_user_stack(struct stack_scratch *sc, __u32 n)
 		want_maps(bpf_get_current_pid_tgid() >> 32);
 	return id;
 }
+#endif
 
 /* The kernel's user stack, as (build ID, offset) frames; its id, 0 when lost. */
 static __always_inline __u64 kernel_user_stack(void *ctx, struct stack_scratch *sc)
@@ -718,7 +774,7 @@ static __always_inline __u64 kernel_user_stack(void *ctx, struct stack_scratch *
 	long len = bpf_get_stack(ctx, sc->u.f, sizeof(sc->u.f),
 				 BPF_F_USER_STACK | BPF_F_USER_BUILD_ID);
 
-	return len > 0 ? store_user_stack(sc, (__u32)len / sizeof(struct user_frame)) : 0;
+	return len > 0 ? store_user_stack((__u32)len / sizeof(struct user_frame)) : 0;
 }
 
 #if defined(__TARGET_ARCH_x86) || defined(__TARGET_ARCH_arm64)
@@ -833,42 +889,147 @@ static __always_inline bool user_frame_at(__u64 fp, bool compat, __u64 *next_fp,
 	return true;
 }
 
-static __always_inline __u32 user_fp_walk(struct stack_scratch *sc, __u64 *hash)
+/*
+ * Walk the current thread's user stack by its frame pointers into the stack scratch's walk; its
+ * depth, with the hash of its addresses in walk_hash. A global function (see
+ * store_user_stack()): checked once per program, where inlined each of the loop's 48 steps was
+ * checked again for every state of the fault-entry code reaching it (~40 000 instructions).
+ * Called only where has_task_pt_regs is set, and tests it itself: checked on its own, it would
+ * otherwise load from the registers a pointer without BTF (compat.bpf.h current_user_regs()).
+ */
+__u32 user_fp_walk(void);
+
+#ifdef MMSCOPE_DEFINE_STATE
+/* One step of user_fp_walk(), to frame i + 1; nonzero: the walk ends. Its state is in the
+ * scratch (map memory, which the verifier does not track from step to step). */
+static long user_fp_step(__u64 i, void *data)
 {
-	struct pt_regs *regs = current_user_regs();
-	__u64 sp, fp, h, next_fp, ret;
-	__u32 n = 1;
+	__u32 zero = 0;
+	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
+	__u64 sp, fp, next_fp, ret;
 	bool compat;
 
+	if (!sc || i + 1 >= USER_STACK_DEPTH)
+		return 1;
+	sp = sc->walk_sp;
+	fp = sc->walk_fp;
+	compat = sc->walk_compat;
+	if (fp < sp || fp - sp >= USER_FP_WALK_SPAN || (fp & (compat ? 3 : 7)))
+		return 1;
+	if (!user_frame_at(fp, compat, &next_fp, &ret))
+		return 1;
+	sc->walk[i + 1] = ret;
+	sc->walk_hash = (sc->walk_hash ^ ret) * FNV_PRIME;
+	sc->nwalk = i + 2;
+	if (next_fp <= fp)
+		return 1;
+	sc->walk_fp = next_fp;
+	return 0;
+}
+
+__noinline __u32 user_fp_walk(void)
+{
+	__u32 zero = 0;
+	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
+	struct pt_regs *regs;
+	bool compat;
+
+	if (!has_task_pt_regs || !sc)
+		return 0;
+	regs = current_user_regs();
 	if (!regs)
 		return 0;
 	compat = user_regs_compat(regs);
 	/* bpf_task_pt_regs() gives a BTF pointer: direct loads, no probe reads. */
 	sc->walk[0] = PT_REGS_IP(regs);
-	sp = PT_REGS_SP(regs);
-	fp = PT_REGS_FP(regs);
+	sc->walk_sp = PT_REGS_SP(regs);
+	sc->walk_fp = PT_REGS_FP(regs);
 #if defined(__TARGET_ARCH_arm64)
 	if (compat) { /* AArch32: r13 and r11 (compat_sp, compat_fp) */
-		sp = regs->regs[13];
-		fp = regs->regs[11];
+		sc->walk_sp = regs->regs[13];
+		sc->walk_fp = regs->regs[11];
 	}
 #endif
-	h = (FNV_BASIS ^ sc->walk[0]) * FNV_PRIME;
-	for (__u32 i = 1; i < USER_STACK_DEPTH; i++) {
-		if (fp < sp || fp - sp >= USER_FP_WALK_SPAN || (fp & (compat ? 3 : 7)))
-			break;
-		if (!user_frame_at(fp, compat, &next_fp, &ret))
-			break;
-		sc->walk[i] = ret;
-		h = (h ^ ret) * FNV_PRIME;
-		n = i + 1;
-		if (next_fp <= fp)
-			break;
-		fp = next_fp;
-	}
-	*hash = h;
-	return n;
+	sc->walk_compat = compat;
+	sc->walk_hash = (FNV_BASIS ^ sc->walk[0]) * FNV_PRIME;
+	sc->nwalk = 1;
+	loop_steps(USER_STACK_DEPTH - 1, USER_STACK_DEPTH - 1, user_fp_step, NULL);
+	return sc->nwalk;
 }
+
+/* Whether the kernel's raw walk in kwalk (len bytes, from bpf_get_stack()) begins with the n
+ * addresses of walk (nwalk). A global function, as user_fp_walk(). */
+struct walk_cmp {
+	struct stack_scratch *sc;
+	__u64 kn; /* frames of the kernel's walk */
+	__u64 agree;
+};
+
+static long walk_cmp_frame(__u64 i, void *data)
+{
+	struct walk_cmp *c = data;
+
+	if (i >= USER_STACK_DEPTH)
+		return 1;
+	if (i >= c->kn || c->sc->kwalk[i] != c->sc->walk[i]) {
+		c->agree = 0;
+		return 1;
+	}
+	return 0;
+}
+
+__noinline int kernel_walk_agrees(long len)
+{
+	__u32 zero = 0, n;
+	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
+	struct walk_cmp c = {.sc = sc, .agree = 1};
+
+	if (!sc)
+		return 0;
+	n = depth_read_back(&sc->nwalk, USER_STACK_DEPTH);
+	c.kn = len > 0 ? (__u32)len / sizeof(__u64) : 0;
+	loop_steps(n, USER_STACK_DEPTH, walk_cmp_frame, &c);
+	return c.agree ? 1 : 0;
+}
+
+/* The n frames of walk (nwalk) as raw addresses of the image exec'ed at time image (see
+ * capture_user_stack()), stored; its id, 0 when lost. A global function, as user_fp_walk(). */
+struct image_frames {
+	struct stack_scratch *sc;
+	__u64 image;
+};
+
+static long image_frame(__u64 i, void *data)
+{
+	struct image_frames *c = data;
+	struct user_frame *f;
+
+	if (i >= USER_STACK_DEPTH)
+		return 1;
+	f = &c->sc->u.f[i];
+	__builtin_memset(f, 0, sizeof(*f));
+	f->status = LOC_MMAP_RECORDS;
+	__builtin_memcpy(f->build_id, &c->image, sizeof(c->image));
+	f->offset_or_ip = c->sc->walk[i];
+	return 0;
+}
+
+__noinline __u64 store_image_stack(__u64 image)
+{
+	__u32 zero = 0, n;
+	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
+	struct image_frames c = {.sc = sc, .image = image};
+
+	if (!sc)
+		return 0;
+	n = depth_read_back(&sc->nwalk, USER_STACK_DEPTH);
+	loop_steps(n, USER_STACK_DEPTH, image_frame, &c);
+	return store_user_stack(depth_read_back(&sc->nwalk, USER_STACK_DEPTH));
+}
+#else
+int kernel_walk_agrees(long len);
+__u64 store_image_stack(__u64 image);
+#endif
 
 /* Remember key's stack id in its slot (NULL: not this time). */
 static __always_inline void ustack_slot_set(struct ustack_slot *slot,
@@ -923,16 +1084,16 @@ static __always_inline __u64 capture_user_stack_dwarf(void *ctx, struct stack_sc
 	__u32 n;
 
 	key.mm = current_mm();
-	sc->nwalk =
-		unwind_user_stack(sc, tgid, image_in_mmap_records(tgid, key.mm), &key.walk_hash);
+	sc->nwalk = unwind_user_stack(tgid, image_in_mmap_records(tgid, key.mm));
 	n = *(volatile __u32 *)&sc->nwalk;
 	if (n == 0 || n > USER_STACK_DEPTH)
 		return kernel_user_stack(ctx, sc);
+	key.walk_hash = sc->uw.hash;
 	key.depth = n;
 	id = ustack_slot_get(&key, &slot);
 	if (id)
 		return id;
-	id = store_user_stack(sc, depth_read_back(&sc->nwalk, USER_STACK_DEPTH));
+	id = store_user_stack(depth_read_back(&sc->nwalk, USER_STACK_DEPTH));
 	if (id)
 		ustack_slot_set(slot, &key, id);
 	return id;
@@ -944,7 +1105,7 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 	struct ustack_cache_key key = {.tgid = tgid};
 	struct ustack_slot *slot;
 	__u64 image, id;
-	__u32 n, kn;
+	__u32 n;
 	long len;
 
 	/* No bpf_task_pt_regs() (compat.bpf.h has_task_pt_regs): the walks below read the
@@ -964,10 +1125,11 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 	 * return value it is a different constant on each of the walk's exits, and everything
 	 * below would be verified once per depth (380 000 instructions instead of a few
 	 * thousand, ~150 ms of load time per program). */
-	sc->nwalk = user_fp_walk(sc, &key.walk_hash);
+	sc->nwalk = user_fp_walk();
 	n = *(volatile __u32 *)&sc->nwalk;
 	if (n == 0 || n > USER_STACK_DEPTH)
 		return kernel_user_stack(ctx, sc);
+	key.walk_hash = sc->walk_hash;
 	key.depth = n;
 	key.mm = current_mm();
 	id = ustack_slot_get(&key, &slot);
@@ -984,13 +1146,8 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 	 */
 	if (n > 1 && !kernel_walk_is_same(current_user_regs())) {
 		len = bpf_get_stack(ctx, sc->kwalk, n * sizeof(__u64), BPF_F_USER_STACK);
-		kn = len > 0 ? (__u32)len / sizeof(__u64) : 0;
-		for (__u32 i = 0; i < USER_STACK_DEPTH; i++) {
-			if (i >= n)
-				break;
-			if (i >= kn || sc->kwalk[i] != sc->walk[i])
-				return kernel_user_stack(ctx, sc);
-		}
+		if (!kernel_walk_agrees(len))
+			return kernel_user_stack(ctx, sc);
 		n = depth_read_back(&sc->nwalk, USER_STACK_DEPTH);
 	}
 	/* An image whose mappings userspace has from the kernel's mmap records: raw addresses,
@@ -998,15 +1155,7 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 	 */
 	image = image_in_mmap_records(tgid, key.mm);
 	if (image) {
-		for (__u32 i = 0; i < USER_STACK_DEPTH; i++) {
-			if (i >= n)
-				break;
-			__builtin_memset(&sc->u.f[i], 0, sizeof(sc->u.f[i]));
-			sc->u.f[i].status = LOC_MMAP_RECORDS;
-			__builtin_memcpy(sc->u.f[i].build_id, &image, sizeof(image));
-			sc->u.f[i].offset_or_ip = sc->walk[i];
-		}
-		id = store_user_stack(sc, depth_read_back(&sc->nwalk, USER_STACK_DEPTH));
+		id = store_image_stack(image);
 		if (id)
 			ustack_slot_set(slot, &key, id);
 		return id;
@@ -1017,7 +1166,7 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 		return 0;
 	if ((__u32)len / sizeof(struct user_frame) < n)
 		n = (__u32)len / sizeof(struct user_frame);
-	id = store_user_stack(sc, n);
+	id = store_user_stack(n);
 	if (id)
 		ustack_slot_set(slot, &key, id);
 	return id;
@@ -1037,7 +1186,7 @@ static __always_inline __u64 marker_user_stack(struct stack_scratch *sc, __u32 s
 {
 	__builtin_memset(&sc->u.f[0], 0, sizeof(sc->u.f[0]));
 	sc->u.f[0].status = status;
-	return store_user_stack(sc, 1);
+	return store_user_stack(1);
 }
 
 /*
@@ -1072,7 +1221,7 @@ static __always_inline void capture_stacks_of(void *ctx, bool user_fault, bool e
 		*kid = *entry == USER_FAULT_NO_KSTACK ? 0 : *entry;
 	} else {
 		klen = bpf_get_stack(ctx, sc->k.ip, sizeof(sc->k.ip), 0);
-		*kid = store_kernel_stack(sc, klen);
+		*kid = store_kernel_stack(klen);
 		if (entry && (*kid || klen == 0))
 			*entry = *kid ? *kid : USER_FAULT_NO_KSTACK;
 	}

@@ -8,6 +8,20 @@
 
 #define VM_EXEC_FLAG 0x4UL /* include/linux/mm.h VM_EXEC */
 
+/*
+ * Walk the current thread's user stack from its saved registers into the stack scratch's walk
+ * (addresses, for the cache key) and u.f (the frames to send); its depth, with the hash of its
+ * addresses in uw.hash. A global function, defined in state.bpf.c alone: the verifier checks
+ * it, and its bpf_loop() callback, once per program with its arguments unknown, not once per
+ * state of the fault-entry code that reaches it. Scalar arguments only (see store_user_stack()).
+ * The object with callbacks also loads where there is no bpf_loop() (5.13 to 5.16), and a
+ * global function is checked there even if its callers never reach it: the walk's helpers are
+ * behind unwind_dwarf, which userspace sets only where they exist.
+ */
+__u32 unwind_user_stack(__u32 tgid, __u64 image);
+
+#ifdef MMSCOPE_DEFINE_STATE
+
 /* bpf_find_vma()'s callback: the mapping into the walk's state (map memory: the walk's stack,
  * three calls deep with this one, has no room for it on 6.1's verifier, which counts 512 bytes
  * for the chain). */
@@ -132,18 +146,36 @@ static __always_inline __u32 unwind_page_first(__u32 g, bool *ok)
 	return c->first[g & (UNWIND_PAGE_CHUNK - 1)];
 }
 
-/*
- * The rule of the row covering file offset off (user/cfi/cfi.h cfi_table_find(), mirrored): false
- * when no row does (outside the file's executable segments or its table).
- */
-static __always_inline bool unwind_rule_at(struct unwind_walk *w, const struct unwind_file *f,
-					   __u64 off, struct cfi_rule *rule)
+/* Through a helper, as the other chunk lookups: a map looked up directly in a global function's
+ * body took another place among the object's maps than in the object without callbacks, whose
+ * layout must be the same (Makefile, mmscope_nocb.skel.h). */
+static __always_inline struct unwind_rule_chunk *unwind_rule_chunk(__u32 chunk)
 {
+	return bpf_map_lookup_elem(&unwind_rules, &chunk);
+}
+
+/*
+ * The rule of the row covering offset off of file f, into the walk's rule (user/cfi/cfi.h
+ * cfi_table_find(), mirrored): 0 when no row does (outside the file's executable segments or
+ * its table). A global function: the verifier checks its search once per program, where
+ * inlined in unwind_frame() it was checked for each of the states the frame's lookups leave
+ * (8 on x86_64: ~6 000 instructions, half of the callback's). Its pointer argument needs
+ * v5.12 (e5069b9c23b3 "bpf: Support pointers in global func args"), older than any kernel
+ * that loads this object (callbacks: v5.13), and may be NULL.
+ */
+__noinline int unwind_rule_at(const struct unwind_file *f, __u64 off)
+{
+	__u32 zero = 0;
+	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
 	__u64 vaddr = 0, rel;
 	__u32 page, lo, hi, l, key, row, ridx, chunk;
 	struct unwind_rule_chunk *rc;
 	bool ok = true, found = false;
+	struct unwind_walk *w;
 
+	if (!sc || !f)
+		return 0;
+	w = &sc->uw;
 	for (__u32 s = 0; s < UNWIND_MAX_SEGMENTS; s++) {
 		if (s >= f->nsegs)
 			break;
@@ -189,10 +221,10 @@ static __always_inline bool unwind_rule_at(struct unwind_walk *w, const struct u
 		return false;
 	ridx += f->rules_start;
 	chunk = ridx / UNWIND_RULE_CHUNK;
-	rc = bpf_map_lookup_elem(&unwind_rules, &chunk);
+	rc = unwind_rule_chunk(chunk);
 	if (!rc)
 		return false;
-	*rule = rc->r[ridx & (UNWIND_RULE_CHUNK - 1)];
+	w->rule = rc->r[ridx & (UNWIND_RULE_CHUNK - 1)];
 	return true;
 }
 
@@ -201,12 +233,22 @@ static __always_inline bool read_user_u64(__u64 addr, __u64 *v)
 	return bpf_probe_read_user(v, sizeof(*v), (void *)addr) == 0;
 }
 
-/* Step w to the caller by the frame pointer (code without a table); false: stop, with end
- * as the reason when the frame pointer is not usable. */
-static __always_inline bool unwind_fp_step(struct unwind_walk *w, __u32 end)
+/*
+ * Step the walk to the caller by the frame pointer (code without a table); 0: stop, with end
+ * as the reason when the frame pointer is not usable. This and unwind_rule_step() are global
+ * functions, as unwind_rule_at(): inlined at their two and three places in unwind_frame(), each
+ * was checked again for every state its lookups leave there.
+ */
+__noinline int unwind_fp_step(__u32 end)
 {
+	__u32 zero = 0;
+	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
+	struct unwind_walk *w;
 	__u64 next_fp, ret;
 
+	if (!sc)
+		return 0;
+	w = &sc->uw;
 	if (w->fp == 0) {
 		w->end = CNT_UNWIND_END_FP;
 		return false;
@@ -224,10 +266,20 @@ static __always_inline bool unwind_fp_step(struct unwind_walk *w, __u32 end)
 	return true;
 }
 
-/* Step w to the caller by rule; false: stop, w->end says why. */
-static __always_inline bool unwind_rule_step(struct unwind_walk *w, const struct cfi_rule *r)
+/* Step the walk to the caller by its rule (uw.rule); 0: stop, uw.end says why. */
+__noinline int unwind_rule_step(void)
 {
-	__u64 cfa, ra, fp = w->fp, base;
+	__u32 zero = 0;
+	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
+	__u64 cfa, ra, fp, base;
+	const struct cfi_rule *r;
+	struct unwind_walk *w;
+
+	if (!sc)
+		return 0;
+	w = &sc->uw;
+	r = &w->rule;
+	fp = w->fp;
 
 	switch (r->kind) {
 	case CFI_NORMAL:
@@ -344,7 +396,7 @@ static long unwind_frame(__u64 i, void *data)
 		*rule = ps->rule;
 		w->n = n + 1;
 		w->frames_cached++;
-		return unwind_rule_step(w, rule) ? 0 : 1;
+		return unwind_rule_step() ? 0 : 1;
 	}
 	look = w->exact ? w->pc : w->pc - 1;
 	/* Where the mapping cannot be looked up now (its lock is held for writing: the
@@ -382,14 +434,14 @@ static long unwind_frame(__u64 i, void *data)
 	 * (exec_loop: 3% of walks meet this, and with it 99.8% reach the outermost frame;
 	 * stopping here instead, 97%). A walk it cannot go on ends as mapping_busy. */
 	if (found == UNWIND_VMA_BUSY)
-		return unwind_fp_step(w, CNT_UNWIND_END_BUSY) ? 0 : 1;
+		return unwind_fp_step(CNT_UNWIND_END_BUSY) ? 0 : 1;
 	if (!have_vma) {
 		w->end = CNT_UNWIND_END_NO_VMA;
 		return 1;
 	}
 	if (f && f->state == UNWIND_FILE_READY) {
 		off = look - v->start + v->pgoff;
-		if (!unwind_rule_at(w, f, off, rule)) {
+		if (!unwind_rule_at(f, off)) {
 			w->end = CNT_UNWIND_END_GAP;
 			return 1;
 		}
@@ -404,12 +456,12 @@ static long unwind_frame(__u64 i, void *data)
 			barrier();
 			ps->busy = 0;
 		}
-		return unwind_rule_step(w, rule) ? 0 : 1;
+		return unwind_rule_step() ? 0 : 1;
 	}
 	/* A file met for the first time (f NULL: just asked for) or still loading. */
-	return unwind_fp_step(w, v->key.ino && (!f || f->state == UNWIND_FILE_PENDING)
-					 ? CNT_UNWIND_END_PENDING
-					 : CNT_UNWIND_END_NO_TABLE)
+	return unwind_fp_step(v->key.ino && (!f || f->state == UNWIND_FILE_PENDING)
+				      ? CNT_UNWIND_END_PENDING
+				      : CNT_UNWIND_END_NO_TABLE)
 		       ? 0
 		       : 1;
 }
@@ -451,20 +503,21 @@ static __always_inline void unwind_want_exe(__u32 tgid)
 	count_inc(CNT_UNWIND_FILE_REQUESTS);
 }
 
-/*
- * Walk the current thread's user stack from its saved registers into sc->walk (addresses, for
- * the cache key) and sc->u.f (the frames to send); its depth, and *hash of its addresses.
- */
-static __always_inline __u32 unwind_user_stack(struct stack_scratch *sc, __u32 tgid, __u64 image,
-					       __u64 *hash)
+__noinline __u32 unwind_user_stack(__u32 tgid, __u64 image)
 {
-	struct pt_regs *regs = current_user_regs();
-	struct unwind_walk *w = &sc->uw;
+	__u32 zero = 0;
+	struct stack_scratch *sc = bpf_map_lookup_elem(&stack_scratch, &zero);
+	struct pt_regs *regs;
+	struct unwind_walk *w;
 	struct mm_stats *st;
 	__u32 end;
 
+	if (!unwind_dwarf || !sc)
+		return 0;
+	regs = current_user_regs();
 	if (!regs)
 		return 0;
+	w = &sc->uw;
 	/* The walk's state lives in map memory, not on the stack: the verifier does not track
 	 * its values, so it checks the callback once, not once per depth reached. */
 	w->tgid = tgid;
@@ -495,8 +548,8 @@ static __always_inline __u32 unwind_user_stack(struct stack_scratch *sc, __u32 t
 		if (end && end < CNT_NR)
 			st->c[end]++;
 	}
-	*hash = w->hash;
 	return w->n;
 }
+#endif /* MMSCOPE_DEFINE_STATE */
 
 #endif
