@@ -1104,7 +1104,7 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 {
 	struct ustack_cache_key key = {.tgid = tgid};
 	struct ustack_slot *slot;
-	__u64 image, id;
+	__u64 image, id, size;
 	__u32 n;
 	long len;
 
@@ -1160,8 +1160,14 @@ static __always_inline __u64 capture_user_stack(void *ctx, struct stack_scratch 
 			ustack_slot_set(slot, &key, id);
 		return id;
 	}
-	len = bpf_get_stack(ctx, sc->u.f, n * sizeof(struct user_frame),
-			    BPF_F_USER_STACK | BPF_F_USER_BUILD_ID);
+	/* The size is bounded where it is used: with the calls above, clang keeps n spilled
+	 * from before depth_read_back()'s test, and 6.1's verifier does not carry that test to
+	 * the spilled copy ("R3 unbounded memory access" at this call). */
+	size = n * sizeof(struct user_frame);
+	barrier_var(size);
+	if (size > sizeof(sc->u.f))
+		return 0;
+	len = bpf_get_stack(ctx, sc->u.f, size, BPF_F_USER_STACK | BPF_F_USER_BUILD_ID);
 	if (len <= 0)
 		return 0;
 	if ((__u32)len / sizeof(struct user_frame) < n)
