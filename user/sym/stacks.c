@@ -159,7 +159,7 @@ struct location_row *read_locations(struct session *s, int *n)
 		loc = slot->loc;
 		count = loc.count;
 		dso[0] = '\0';
-		if (key.kernel) {
+		if (key.kernel == 1) { /* not LOC_KEY_BY_CODE */
 			const char *name = session_ksyms(s)
 						   ? ksyms_resolve(session_ksyms(s), key.ip, &off)
 						   : NULL;
