@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The mmap log fed by hand: an instruction of an image as (build ID, offset), through a fork to
- * its parent's image; forgetting the records of processes nothing needs, keeping those a kept
- * fork chains to, and the files of the records forgotten. */
+ * its parent's image, by its path without a build ID; forgetting the records of processes nothing
+ * needs, keeping those a kept fork chains to, and the files of the records forgotten. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,7 +34,7 @@ static int64_t code_of(struct mmap_log *l, uint32_t tgid, uint64_t ns, uint64_t 
 static void to_code_through_fork(void)
 {
 	struct mmap_log *l = mmap_log_new();
-	unsigned char id[20];
+	unsigned char id[20], id_other[20];
 
 	exec_image(l, 10, 100, 0x7000, 0x2000, id_a, "/bin/a");
 	mmap_log_fork(l, 11, 200, 10, 110);
@@ -47,7 +47,13 @@ static void to_code_through_fork(void)
 	EXPECT_EQ_U64(code_of(l, 11, 200, 0x9008, id), 0x3008);
 	EXPECT(memcmp(id, id_b, sizeof(id)) == 0);
 	EXPECT(code_of(l, 10, 110, 0x9008, id) == -1); /* the child's mapping, not the parent's */
-	EXPECT(code_of(l, 12, 310, 0x7010, id) == -1); /* no build ID: not settled */
+	EXPECT(mmap_log_path_of(l, id) == NULL);       /* a real build ID */
+	/* no build ID: one made of its path, the same in every process */
+	EXPECT_EQ_U64(code_of(l, 12, 310, 0x7010, id), 0x5010);
+	EXPECT(mmap_log_path_of(l, id) && strcmp(mmap_log_path_of(l, id), "/bin/no-id") == 0);
+	exec_image(l, 15, 500, 0x8000, 0x5000, NULL, "/bin/no-id");
+	EXPECT_EQ_U64(code_of(l, 15, 510, 0x8010, id_other), 0x5010);
+	EXPECT(memcmp(id, id_other, sizeof(id)) == 0);
 	EXPECT(code_of(l, 13, 310, 0x7010, id) == -1); /* no such image */
 	mmap_log_free(l);
 }
@@ -65,7 +71,8 @@ static void count_path(const char *path, void *arg)
 }
 
 /*
- * Forgetting: a process nothing needs goes (its two records and its image); a kept fork keeps
+ * Forgetting: a process nothing needs goes (its two records and its image) at the second pass
+ * that refuses it; a kept fork keeps
  * its parent's records; the file of an instruction settled before is still read for symbols.
  */
 static void forgets_what_nobody_needs(void)
@@ -78,6 +85,8 @@ static void forgets_what_nobody_needs(void)
 	mmap_log_fork(l, 11, 200, 10, 110);
 	exec_image(l, 12, 300, 0x4000, 0x0, id_b, "/bin/c");
 	EXPECT_EQ_U64(code_of(l, 12, 310, 0x4100, id), 0x100); /* settled before it goes */
+	EXPECT_EQ_U64(mmap_log_forget(l, keep_11, NULL), 0); /* spared once: it may be in flight */
+	EXPECT_EQ_U64(code_of(l, 12, 310, 0x4100, id), 0x100);
 	EXPECT_EQ_U64(mmap_log_forget(l, keep_11, NULL), 3);
 	EXPECT_EQ_U64(mmap_log_forgotten(l), 3);
 	EXPECT_EQ_U64(mmap_log_lost(l), 0);

@@ -41,7 +41,8 @@ struct mlog_exec {
 	uint64_t parent_ns;
 };
 
-/* A file of records forgotten: by its build ID, the path to read its symbols from. */
+/* A file of records forgotten: by its build ID, the path to read its symbols from; or a file
+ * without one settled by its path (path_id()). */
 struct mlog_file {
 	unsigned char id[24]; /* the build ID, padded to whole words (the table's key) */
 	char *path;
@@ -56,9 +57,11 @@ struct mmap_log {
 	size_t nexec, capexec;
 	bool sorted, execs_sorted;
 	uint64_t lost;
-	uint64_t forgotten;	  /* records and images of processes gone that nothing needed */
-	size_t next_forget;	  /* records or images at which to forget again */
-	struct keyed_table files; /* struct mlog_file: the files of records forgotten */
+	uint64_t forgotten; /* records and images of processes gone that nothing needed */
+	size_t next_forget; /* records or images at which to forget again */
+	uint32_t *spared;   /* processes refused at the last pass, sorted: forgotten at the next */
+	size_t nspared;
+	struct keyed_table files; /* struct mlog_file: files of records forgotten or settled */
 };
 
 /* Forgetting begins at 3/4 of the cap: room for a few seconds of records meanwhile. */
@@ -445,6 +448,47 @@ static void keep_file(struct mmap_log *l, struct mlog_ent *e)
 		free(e->path);
 }
 
+/* The tail of the ID a mapping without a build ID is settled under (the head: a hash of its
+ * path): no real build ID ends so. */
+static const char path_id_tag[12] = "mmscope-path";
+
+/* A file without a build ID ([vdso], a memfd, JIT code): named at the end by its path and the
+ * offset, as an unsettled address would be, so settled under an ID made of its path, kept
+ * here for mmap_log_path_of(). false without memory. */
+static bool path_id(struct mmap_log *l, const char *path, unsigned char *build_id)
+{
+	unsigned char id[sizeof(((struct mlog_file *)0)->id)] = {0};
+	uint64_t h = 0xcbf29ce484222325ULL;
+	struct mlog_file *f;
+	bool created;
+
+	for (const char *c = path; *c; c++)
+		h = (h ^ (unsigned char)*c) * 0x100000001b3ULL;
+	memcpy(id, &h, sizeof(h));
+	memcpy(id + sizeof(h), path_id_tag, sizeof(path_id_tag));
+	f = ktable_get(&l->files, id, &created);
+	if (f && created) {
+		f->file_read = true; /* no file to read a build ID from */
+		f->path = strdup(path);
+	}
+	if (!f || !f->path)
+		return false;
+	memcpy(build_id, id, 20);
+	return true;
+}
+
+const char *mmap_log_path_of(const struct mmap_log *l, const unsigned char *build_id)
+{
+	unsigned char id[sizeof(((struct mlog_file *)0)->id)] = {0};
+	const struct mlog_file *f;
+
+	if (!l || memcmp(build_id + 8, path_id_tag, sizeof(path_id_tag)) != 0)
+		return NULL;
+	memcpy(id, build_id, 20);
+	f = ktable_find(&l->files, id);
+	return f ? f->path : NULL;
+}
+
 bool mmap_log_to_code(void *log, uint32_t tgid, const unsigned char *image, uint64_t ip,
 		      unsigned char *build_id, uint64_t *offset)
 {
@@ -452,9 +496,12 @@ bool mmap_log_to_code(void *log, uint32_t tgid, const unsigned char *image, uint
 	uint64_t exec_ns;
 
 	memcpy(&exec_ns, image, sizeof(exec_ns));
-	if (!mmap_log_find(log, tgid, exec_ns, ip, &hit) || !hit.has_build_id)
+	if (!mmap_log_find(log, tgid, exec_ns, ip, &hit))
 		return false;
-	memcpy(build_id, hit.build_id, sizeof(hit.build_id));
+	if (hit.has_build_id)
+		memcpy(build_id, hit.build_id, sizeof(hit.build_id));
+	else if (!path_id(log, hit.path, build_id))
+		return false;
 	*offset = hit.file_offset;
 	return true;
 }
@@ -494,7 +541,7 @@ static uint32_t *log_tgids(const struct mmap_log *l, size_t *n)
 /* The index of tgid in the sorted set, or -1. */
 static long tgid_index(const uint32_t *set, size_t n, uint32_t tgid)
 {
-	const uint32_t *p = bsearch(&tgid, set, n, sizeof(*set), cmp_u32);
+	const uint32_t *p = n ? bsearch(&tgid, set, n, sizeof(*set), cmp_u32) : NULL;
 
 	return p ? p - set : -1;
 }
@@ -520,6 +567,30 @@ static void keep_fork_parents(const struct mmap_log *l, const uint32_t *set, siz
 	}
 }
 
+/*
+ * What keep() says yes to, and what it says no to for the first time: a process just gone may
+ * still have locations and stacks in the BPF per-CPU slots, given up later, so it is spared
+ * until the next pass (kept in l->spared). set: sorted, so is l->spared.
+ */
+static void spare_first_refused(struct mmap_log *l, const uint32_t *set, size_t n, bool *kept,
+				bool (*keep)(uint32_t tgid, void *arg), void *arg)
+{
+	uint32_t *spared = malloc((n + 1) * sizeof(*spared));
+	size_t nspared = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		kept[i] = keep(set[i], arg);
+		if (!kept[i] && tgid_index(l->spared, l->nspared, set[i]) < 0) {
+			kept[i] = true;
+			if (spared)
+				spared[nspared++] = set[i];
+		}
+	}
+	free(l->spared);
+	l->spared = spared;
+	l->nspared = nspared;
+}
+
 size_t mmap_log_forget(struct mmap_log *l, bool (*keep)(uint32_t tgid, void *arg), void *arg)
 {
 	size_t ntgid = 0, ne = 0, nx = 0, before;
@@ -534,8 +605,7 @@ size_t mmap_log_forget(struct mmap_log *l, bool (*keep)(uint32_t tgid, void *arg
 	kept = calloc(ntgid + 1, sizeof(*kept));
 	if (!set || !kept)
 		goto out;
-	for (size_t i = 0; i < ntgid; i++)
-		kept[i] = keep(set[i], arg);
+	spare_first_refused(l, set, ntgid, kept, keep, arg);
 	keep_fork_parents(l, set, ntgid, kept);
 	/* In place, in order: both arrays stay sorted. */
 	for (size_t i = 0; i < l->n; i++) {
@@ -580,6 +650,7 @@ void mmap_log_free(struct mmap_log *l)
 			free(f->path);
 	}
 	ktable_free(&l->files);
+	free(l->spared);
 	free(l->ents);
 	free(l->execs);
 	free(l);

@@ -69,12 +69,16 @@ bool mmap_log_find(struct mmap_log *l, uint32_t tgid, uint64_t exec_ns, uint64_t
 /*
  * The code at instruction ip of process tgid's image named by image (its exec time, as in a
  * LOC_MMAP_RECORDS location's build ID): its file's build ID (20 bytes) and the offset in it.
- * false when not in the records or the file has no build ID. Locations and stacks settled so
- * need no records at the end (the files of records forgotten stay known by build ID, for
- * mmap_log_read_files()). log: a struct mmap_log (the type of a to_code_fn).
+ * false when not in the records. Locations and stacks settled so need no records at the end
+ * (the files of records forgotten stay known by build ID, for mmap_log_read_files()). A file
+ * without a build ID gets one made of its path (mmap_log_path_of()). log: a struct mmap_log (the
+ * type of a to_code_fn).
  */
 bool mmap_log_to_code(void *log, uint32_t tgid, const unsigned char *image, uint64_t ip,
 		      unsigned char *build_id, uint64_t *offset);
+/* The path of a file without a build ID that to_code gave one of its own; NULL for a real
+ * build ID. */
+const char *mmap_log_path_of(const struct mmap_log *l, const unsigned char *build_id);
 typedef bool (*to_code_fn)(void *arg, uint32_t tgid, const unsigned char *image, uint64_t ip,
 			   unsigned char *build_id, uint64_t *offset);
 
@@ -82,8 +86,9 @@ typedef bool (*to_code_fn)(void *arg, uint32_t tgid, const unsigned char *image,
  * The log is bounded (records and images): a host where short processes come and go fills it
  * in a minute. Nearly full, it is time to settle what may be (above) and forget the rest: keep
  * the records and images of the processes keep() says yes to (those alive, those whose
- * locations or stacks still need them) and of the images their forks chain to; the others go.
- * The number of records and images forgotten.
+ * locations or stacks still need them) and of the images their forks chain to; the others go,
+ * at the second pass that refuses them (their last locations may still be on their way). The
+ * number of records and images forgotten.
  */
 bool mmap_log_nearly_full(const struct mmap_log *l);
 size_t mmap_log_forget(struct mmap_log *l, bool (*keep)(uint32_t tgid, void *arg), void *arg);
