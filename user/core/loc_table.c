@@ -111,8 +111,9 @@ void locations_add(struct location_table *t, const struct location_slot *in)
 	s->loc.count += in->loc.count;
 }
 
-/* loc.pad of a LOC_MMAP_RECORDS row the records read cannot settle (mapped before they began,
- * or a file without a build ID): named at the end as before, not tried again meanwhile. */
+/* loc.pad of a LOC_MMAP_RECORDS row the records read cannot settle (mapped before they began:
+ * in a /proc snapshot, or a record lost): named at the end as before, not tried again
+ * meanwhile. */
 #define LOC_UNSETTLED 1
 
 struct settle_walk {
