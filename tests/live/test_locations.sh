@@ -58,3 +58,39 @@ print(rows[0]['comm'], rows[0]['write']) if len(rows) == 1 else print('rows', le
 ok "by_process: one row for the exec'ed pid, named by the new image" "comm $comm, writes $writes" \
 	[ "$comm" = page_touch ]
 ok "by_process: that row holds the 2000 writes" "writes $writes" [ "${writes:-0}" -ge 2000 ]
+
+# ---- thousands of short processes: rows by code, raw addresses settled while held ----
+# N page_touch processes, each a new address space (ASLR: other addresses) and a new image of
+# the mmap records: more locations in all than the location table holds (2^17), and more mmap
+# records (~10 a process) than the log keeps (64k). Each process's W writes are taken by one
+# instruction of touch_write_pages, the same (build ID, offset) in all: that row holds N * W;
+# its X exec faults land in its memfd (no build ID: settled by its path), N * X in all.
+# Per-process rows filled the table (given up into [other]), the records the log (the rest
+# [unknown]).
+N=8000 W=20 X=2
+"$MMSCOPE" faults --json --top 100 -o "$TMP/many.json" -- sh -c \
+	"i=0; while [ \$i -lt $N ]; do '$PT' -w $W -x $X >/dev/null; i=\$((i + 1)); done" >/dev/null 2>"$TMP/many.err"
+rc=$?
+ok "locations, $N processes: exit 0" "exit $rc: $(one_line "$TMP/many.err")" [ $rc -eq 0 ]
+read -r tw memfd unknown other rows total < <(python3 - "$TMP/many.json" <<'PY'
+import json, sys
+f = json.load(open(sys.argv[1]))["faults"]
+locs = f["top_locations"]
+def of(sym):
+    return sum(r["count"] for r in locs if r["symbol"] == sym)
+print(of("touch_write_pages"), sum(r["count"] for r in locs if "memfd:" in r["dso"]),
+      of("[unknown]"), of("[other]"), sum(r["count"] for r in locs), f["user"] + f["kernel"])
+PY
+)
+ok "locations, $N processes: touch_write_pages holds the $N x $W writes" "got ${tw:-?}" \
+	[ "${tw:-0}" -eq $((N * W)) ]
+ok "locations, $N processes: the memfd's rows hold the $N x $X exec faults" "got ${memfd:-?}" \
+	[ "${memfd:-0}" -eq $((N * X)) ]
+ok "locations, $N processes: [unknown] under 2% of $total" "[unknown] ${unknown:-?}" \
+	[ $((${unknown:-1} * 50)) -lt "${total:-0}" ]
+ok "locations, $N processes: [other] under 2% of $total (rows by code: the table is not full)" \
+	"[other] ${other:-?}" [ $((${other:-1} * 50)) -lt "${total:-0}" ]
+ok "locations, $N processes: the rows ([other] included) add up to user + kernel" \
+	"rows ${rows:-?}, faults ${total:-?}" [ "${rows:--1}" = "${total:--2}" ]
+ok "locations, $N processes: no mmap record lost" "$(one_line "$TMP/many.err")" \
+	eval "! grep -q 'mmap records lost' '$TMP/many.err'"

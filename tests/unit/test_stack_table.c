@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The userspace table of stacks by id: one copy per id (the first), lookups through growth,
  * and the cap (stacks beyond it counted as dropped, never stored half). The folded-stack
- * counts: the records of processes gone merged by command and stacks, counts exact. */
+ * counts: the records of processes gone merged by command and stacks, counts exact; raw
+ * frames settled as code. */
 #include <linux/bpf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,4 +132,59 @@ static void folded_merges_processes_gone(void)
 	folded_table_free(&t);
 }
 
-TEST_MAIN(T(copies_by_id), T(grows_then_caps), T(folded_merges_processes_gone))
+/* A stand-in for the mmap log: process 4's image maps ip 0x7000 + x at offset 0x100 + x of
+ * build ID 0xab...; nothing else is known. */
+static bool fake_to_code(void *arg, uint32_t tgid, const unsigned char *image, uint64_t ip,
+			 unsigned char *build_id, uint64_t *offset)
+{
+	(void)arg;
+	(void)image;
+	if (tgid != 4 || ip < 0x7000)
+		return false;
+	memset(build_id, 0xab, MMSCOPE_BUILD_ID_SIZE);
+	*offset = 0x100 + (ip - 0x7000);
+	return true;
+}
+
+static void note_tgid(uint32_t tgid, void *arg)
+{
+	*(uint32_t *)arg = tgid;
+}
+
+/* A record's raw frames settled in place by its process's image (a merged record's by its
+ * sym_tgid); a frame not known stays raw and names the process that still needs its records. */
+static void stacks_settle_in_place(void)
+{
+	struct stack_table st = {0};
+	struct folded_table t = {0};
+	struct folded_value v = {.count = 1};
+	struct user_stack us = {.nr = 3};
+	const struct user_stack *got;
+	struct folded_entry *e;
+	uint32_t needs = 0;
+
+	us.f[0] = (struct user_frame){.status = LOC_MMAP_RECORDS, .offset_or_ip = 0x7010};
+	us.f[1] = (struct user_frame){.status = LOC_MMAP_RECORDS, .offset_or_ip = 0x100};
+	us.f[2] = (struct user_frame){.status = BPF_STACK_BUILD_ID_VALID, .offset_or_ip = 0x42};
+	stacks_add(&st, 0x11, &us, sizeof(us));
+	folded_table_add(&t, &(struct folded_key){.tgid = 0, .user_stack = 0x11}, &v);
+	e = ktable_find(&t.t, &(struct folded_key){.tgid = 0, .user_stack = 0x11});
+	if (e)
+		e->sym_tgid = 4; /* merged: named by process 4 */
+	folded_settle_stacks(&t, &st, fake_to_code, NULL, note_tgid, &needs);
+	got = stacks_find(&st, 0x11);
+	EXPECT(got != NULL);
+	if (got) {
+		EXPECT_EQ_U64(got->f[0].status, BPF_STACK_BUILD_ID_VALID);
+		EXPECT_EQ_U64(got->f[0].offset_or_ip, 0x110);
+		EXPECT(got->f[0].build_id[0] == 0xab && got->f[0].build_id[19] == 0xab);
+		EXPECT_EQ_U64(got->f[1].status, LOC_MMAP_RECORDS);
+		EXPECT_EQ_U64(got->f[2].offset_or_ip, 0x42);
+	}
+	EXPECT_EQ_U64(needs, 4);
+	stacks_free(&st);
+	folded_table_free(&t);
+}
+
+TEST_MAIN(T(copies_by_id), T(grows_then_caps), T(folded_merges_processes_gone),
+	  T(stacks_settle_in_place))

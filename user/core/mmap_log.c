@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "core/mmap_log.h"
+#include "lib/keyed_table.h"
 
 /* At most this many records are kept (~80 bytes each, paths apart); more are dropped and
  * counted lost. */
@@ -40,15 +41,31 @@ struct mlog_exec {
 	uint64_t parent_ns;
 };
 
+/* A file of records forgotten: by its build ID, the path to read its symbols from; or a file
+ * without one settled by its path (path_id()). */
+struct mlog_file {
+	unsigned char id[24]; /* the build ID, padded to whole words (the table's key) */
+	char *path;
+	bool file_read;
+};
+
 struct mmap_log {
-	struct perf_buffer *pb;
+	struct perf_buffer *pb; /* NULL: fed by hand (mmap_log_new()) */
 	struct mlog_ent *ents;
 	size_t n, cap;
 	struct mlog_exec *execs;
 	size_t nexec, capexec;
-	bool sorted;
+	bool sorted, execs_sorted;
 	uint64_t lost;
+	uint64_t forgotten; /* records and images of processes gone that nothing needed */
+	size_t next_forget; /* records or images at which to forget again */
+	uint32_t *spared;   /* processes refused at the last pass, sorted: forgotten at the next */
+	size_t nspared;
+	struct keyed_table files; /* struct mlog_file: files of records forgotten or settled */
 };
+
+/* Forgetting begins at 3/4 of the cap: room for a few seconds of records meanwhile. */
+#define MMAP_LOG_FORGET_AT (MMAP_LOG_MAX / 4 * 3)
 
 /* The sample_id trailer (sample_type TID | TIME): pid, tid, time. */
 struct sample_id {
@@ -75,11 +92,46 @@ static struct mlog_ent *new_ent(struct mmap_log *l)
 	return &l->ents[l->n++];
 }
 
+void mmap_log_add_exec(struct mmap_log *l, uint32_t pid, uint64_t ns)
+{
+	struct mlog_ent *e = new_ent(l);
+
+	if (!e) {
+		l->lost++;
+		return;
+	}
+	e->kind = ENT_EXEC;
+	e->pid = pid;
+	e->ns = ns;
+}
+
+void mmap_log_add_map(struct mmap_log *l, uint32_t pid, uint64_t ns, uint64_t start, uint64_t len,
+		      uint64_t pgoff, const unsigned char *build_id, char *path)
+{
+	struct mlog_ent *e = new_ent(l);
+
+	if (!e) {
+		free(path);
+		l->lost++;
+		return;
+	}
+	e->kind = ENT_MAP;
+	e->pid = pid;
+	e->ns = ns;
+	e->start = start;
+	e->len = len;
+	e->pgoff = pgoff;
+	if (build_id) {
+		e->has_id = 1;
+		memcpy(e->id, build_id, sizeof(e->id));
+	}
+	e->path = path;
+}
+
 static enum bpf_perf_event_ret on_event(void *ctx, int cpu, struct perf_event_header *h)
 {
 	struct mmap_log *l = ctx;
 	const struct sample_id *sid;
-	struct mlog_ent *e;
 
 	(void)cpu;
 	if (h->size < sizeof(*h) + sizeof(*sid))
@@ -90,14 +142,7 @@ static enum bpf_perf_event_ret on_event(void *ctx, int cpu, struct perf_event_he
 
 		l->lost += v[1];
 	} else if (h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC)) {
-		e = new_ent(l);
-		if (!e) {
-			l->lost++;
-			return LIBBPF_PERF_EVENT_CONT;
-		}
-		e->kind = ENT_EXEC;
-		e->pid = sid->pid;
-		e->ns = sid->time;
+		mmap_log_add_exec(l, sid->pid, sid->time);
 	} else if (h->type == PERF_RECORD_MMAP2) {
 		const struct {
 			uint32_t pid, tid;
@@ -109,29 +154,31 @@ static enum bpf_perf_event_ret on_event(void *ctx, int cpu, struct perf_event_he
 			char filename[];
 		} *m = (const void *)(h + 1);
 		const char *end = (const char *)sid;
-		size_t plen;
+		bool has_id = (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && m->build_id_size <= 20;
+		unsigned char id[20] = {0};
+		char *path;
 
 		if ((const char *)m->filename >= end)
 			return LIBBPF_PERF_EVENT_CONT;
-		plen = strnlen(m->filename, (size_t)(end - m->filename));
-		e = new_ent(l);
-		if (!e) {
-			l->lost++;
-			return LIBBPF_PERF_EVENT_CONT;
-		}
-		e->kind = ENT_MAP;
-		e->pid = m->pid;
-		e->ns = sid->time;
-		e->start = m->addr;
-		e->len = m->len;
-		e->pgoff = m->pgoff;
-		if ((h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && m->build_id_size <= 20) {
-			e->has_id = 1;
-			memcpy(e->id, m->build_id, m->build_id_size);
-		}
-		e->path = strndup(m->filename, plen);
+		path = strndup(m->filename, strnlen(m->filename, (size_t)(end - m->filename)));
+		if (has_id)
+			memcpy(id, m->build_id, m->build_id_size);
+		mmap_log_add_map(l, m->pid, sid->time, m->addr, m->len, m->pgoff,
+				 has_id ? id : NULL, path);
 	}
 	return LIBBPF_PERF_EVENT_CONT;
+}
+
+struct mmap_log *mmap_log_new(void)
+{
+	struct mmap_log *l = calloc(1, sizeof(*l));
+
+	if (l) {
+		l->next_forget = MMAP_LOG_FORGET_AT;
+		l->files = KEYED_TABLE(struct mlog_file, sizeof(((struct mlog_file *)0)->id),
+				       MMAP_LOG_MAX);
+	}
+	return l;
 }
 
 struct mmap_log *mmap_log_open(int map_fd, bool build_ids, int *err)
@@ -154,7 +201,7 @@ struct mmap_log *mmap_log_open(int map_fd, bool build_ids, int *err)
 		.watermark = 1,
 		.wakeup_watermark = 48 * 4096,
 	};
-	struct mmap_log *l = calloc(1, sizeof(*l));
+	struct mmap_log *l = mmap_log_new();
 
 	if (!l) {
 		*err = -ENOMEM;
@@ -172,7 +219,7 @@ struct mmap_log *mmap_log_open(int map_fd, bool build_ids, int *err)
 
 void mmap_log_consume(struct mmap_log *l)
 {
-	if (l)
+	if (l && l->pb)
 		perf_buffer__consume(l->pb);
 }
 
@@ -192,6 +239,7 @@ static void add_image(struct mmap_log *l, struct mlog_exec x)
 		l->capexec = cap;
 	}
 	l->execs[l->nexec++] = x;
+	l->execs_sorted = false;
 }
 
 void mmap_log_exec(struct mmap_log *l, uint32_t tgid, uint64_t ns)
@@ -231,6 +279,14 @@ void mmap_log_read_files(struct mmap_log *l, void (*read_file)(const char *path,
 			continue;
 		last = e->path;
 		read_file(e->path, arg);
+	}
+	for (size_t i = 0; l && i < l->files.cap; i++) {
+		struct mlog_file *f = ktable_at(&l->files, i);
+
+		if (f && !f->file_read && f->path && f->path[0] == '/') {
+			f->file_read = true;
+			read_file(f->path, arg);
+		}
 	}
 }
 
@@ -304,12 +360,33 @@ static const struct mlog_ent *find_in_image(const struct mmap_log *l, uint32_t t
 	return best && best->path ? best : NULL;
 }
 
+static int cmp_exec(const void *a, const void *b)
+{
+	const struct mlog_exec *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return (x->ns > y->ns) - (x->ns < y->ns);
+}
+
+/* Sorted once after records came: settling asks for many images a second. */
+static void sort_log(struct mmap_log *l)
+{
+	if (!l->sorted) {
+		qsort(l->ents, l->n, sizeof(*l->ents), cmp_ent);
+		l->sorted = true;
+	}
+	if (!l->execs_sorted) {
+		qsort(l->execs, l->nexec, sizeof(*l->execs), cmp_exec);
+		l->execs_sorted = true;
+	}
+}
+
 static const struct mlog_exec *image_of(const struct mmap_log *l, uint32_t tgid, uint64_t ns)
 {
-	for (size_t x = 0; x < l->nexec; x++)
-		if (l->execs[x].tgid == tgid && l->execs[x].ns == ns)
-			return &l->execs[x];
-	return NULL;
+	struct mlog_exec key = {.tgid = tgid, .ns = ns};
+
+	return bsearch(&key, l->execs, l->nexec, sizeof(key), cmp_exec);
 }
 
 /* A fork's image goes on into its parent's, up to the fork; a chain of forks is followed
@@ -325,10 +402,7 @@ bool mmap_log_find(struct mmap_log *l, uint32_t tgid, uint64_t exec_ns, uint64_t
 	memset(hit, 0, sizeof(*hit));
 	if (!l)
 		return false;
-	if (!l->sorted) {
-		qsort(l->ents, l->n, sizeof(*l->ents), cmp_ent);
-		l->sorted = true;
-	}
+	sort_log(l);
 	/* The image: the exec (or fork) hook's record of it (it was sent: the BPF side named
 	 * it). */
 	for (int depth = 0; !e && depth < MMAP_LOG_FORK_DEPTH; depth++) {
@@ -356,13 +430,227 @@ bool mmap_log_find(struct mmap_log *l, uint32_t tgid, uint64_t exec_ns, uint64_t
 	return true;
 }
 
+/* The file of a record forgotten, not read yet: kept by build ID (once), so that a build ID
+ * looked for at the end is still found by its path (mmap_log_read_files()). */
+static void keep_file(struct mmap_log *l, struct mlog_ent *e)
+{
+	unsigned char id[sizeof(((struct mlog_file *)0)->id)] = {0};
+	struct mlog_file *f = NULL;
+	bool created = false;
+
+	if (e->kind == ENT_MAP && e->has_id && !e->file_read && e->path && e->path[0] == '/') {
+		memcpy(id, e->id, sizeof(e->id));
+		f = ktable_get(&l->files, id, &created);
+	}
+	if (f && created)
+		f->path = e->path;
+	else
+		free(e->path);
+}
+
+/* The tail of the ID a mapping without a build ID is settled under (the head: a hash of its
+ * path): no real build ID ends so. */
+static const char path_id_tag[12] = "mmscope-path";
+
+/* A file without a build ID ([vdso], a memfd, JIT code): named at the end by its path and the
+ * offset, as an unsettled address would be, so settled under an ID made of its path, kept
+ * here for mmap_log_path_of(). false without memory. */
+static bool path_id(struct mmap_log *l, const char *path, unsigned char *build_id)
+{
+	unsigned char id[sizeof(((struct mlog_file *)0)->id)] = {0};
+	uint64_t h = 0xcbf29ce484222325ULL;
+	struct mlog_file *f;
+	bool created;
+
+	for (const char *c = path; *c; c++)
+		h = (h ^ (unsigned char)*c) * 0x100000001b3ULL;
+	memcpy(id, &h, sizeof(h));
+	memcpy(id + sizeof(h), path_id_tag, sizeof(path_id_tag));
+	f = ktable_get(&l->files, id, &created);
+	if (f && created) {
+		f->file_read = true; /* no file to read a build ID from */
+		f->path = strdup(path);
+	}
+	if (!f || !f->path)
+		return false;
+	memcpy(build_id, id, 20);
+	return true;
+}
+
+const char *mmap_log_path_of(const struct mmap_log *l, const unsigned char *build_id)
+{
+	unsigned char id[sizeof(((struct mlog_file *)0)->id)] = {0};
+	const struct mlog_file *f;
+
+	if (!l || memcmp(build_id + 8, path_id_tag, sizeof(path_id_tag)) != 0)
+		return NULL;
+	memcpy(id, build_id, 20);
+	f = ktable_find(&l->files, id);
+	return f ? f->path : NULL;
+}
+
+bool mmap_log_to_code(void *log, uint32_t tgid, const unsigned char *image, uint64_t ip,
+		      unsigned char *build_id, uint64_t *offset)
+{
+	struct mmap_hit hit;
+	uint64_t exec_ns;
+
+	memcpy(&exec_ns, image, sizeof(exec_ns));
+	if (!mmap_log_find(log, tgid, exec_ns, ip, &hit))
+		return false;
+	if (hit.has_build_id)
+		memcpy(build_id, hit.build_id, sizeof(hit.build_id));
+	else if (!path_id(log, hit.path, build_id))
+		return false;
+	*offset = hit.file_offset;
+	return true;
+}
+
+bool mmap_log_nearly_full(const struct mmap_log *l)
+{
+	return l && (l->n >= l->next_forget || l->nexec >= l->next_forget);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The processes of the log, each once, sorted: NULL without memory. */
+static uint32_t *log_tgids(const struct mmap_log *l, size_t *n)
+{
+	uint32_t *t = malloc((l->n + l->nexec + 1) * sizeof(*t));
+	size_t m = 0, k = 0;
+
+	if (!t)
+		return NULL;
+	for (size_t i = 0; i < l->n; i++)
+		t[m++] = l->ents[i].pid;
+	for (size_t i = 0; i < l->nexec; i++)
+		t[m++] = l->execs[i].tgid;
+	qsort(t, m, sizeof(*t), cmp_u32);
+	for (size_t i = 0; i < m; i++)
+		if (!k || t[i] != t[k - 1])
+			t[k++] = t[i];
+	*n = k;
+	return t;
+}
+
+/* The index of tgid in the sorted set, or -1. */
+static long tgid_index(const uint32_t *set, size_t n, uint32_t tgid)
+{
+	const uint32_t *p = n ? bsearch(&tgid, set, n, sizeof(*set), cmp_u32) : NULL;
+
+	return p ? p - set : -1;
+}
+
+/* A kept fork's image goes on into its parent's: keep the parents, MMAP_LOG_FORK_DEPTH up. */
+static void keep_fork_parents(const struct mmap_log *l, const uint32_t *set, size_t n, bool *kept)
+{
+	for (int depth = 0; depth < MMAP_LOG_FORK_DEPTH; depth++) {
+		bool more = false;
+
+		for (size_t x = 0; x < l->nexec; x++) {
+			const struct mlog_exec *e = &l->execs[x];
+			long i = tgid_index(set, n, e->tgid), p;
+
+			if (!e->parent_tgid || i < 0 || !kept[i])
+				continue;
+			p = tgid_index(set, n, e->parent_tgid);
+			if (p >= 0 && !kept[p])
+				more = kept[p] = true;
+		}
+		if (!more)
+			break;
+	}
+}
+
+/*
+ * What keep() says yes to, and what it says no to for the first time: a process just gone may
+ * still have locations and stacks in the BPF per-CPU slots, given up later, so it is spared
+ * until the next pass (kept in l->spared). set: sorted, so is l->spared.
+ */
+static void spare_first_refused(struct mmap_log *l, const uint32_t *set, size_t n, bool *kept,
+				bool (*keep)(uint32_t tgid, void *arg), void *arg)
+{
+	uint32_t *spared = malloc((n + 1) * sizeof(*spared));
+	size_t nspared = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		kept[i] = keep(set[i], arg);
+		if (!kept[i] && tgid_index(l->spared, l->nspared, set[i]) < 0) {
+			kept[i] = true;
+			if (spared)
+				spared[nspared++] = set[i];
+		}
+	}
+	free(l->spared);
+	l->spared = spared;
+	l->nspared = nspared;
+}
+
+size_t mmap_log_forget(struct mmap_log *l, bool (*keep)(uint32_t tgid, void *arg), void *arg)
+{
+	size_t ntgid = 0, ne = 0, nx = 0, before;
+	uint32_t *set;
+	bool *kept;
+
+	if (!l)
+		return 0;
+	before = l->n + l->nexec;
+	sort_log(l);
+	set = log_tgids(l, &ntgid);
+	kept = calloc(ntgid + 1, sizeof(*kept));
+	if (!set || !kept)
+		goto out;
+	spare_first_refused(l, set, ntgid, kept, keep, arg);
+	keep_fork_parents(l, set, ntgid, kept);
+	/* In place, in order: both arrays stay sorted. */
+	for (size_t i = 0; i < l->n; i++) {
+		if (kept[tgid_index(set, ntgid, l->ents[i].pid)])
+			l->ents[ne++] = l->ents[i];
+		else
+			keep_file(l, &l->ents[i]);
+	}
+	for (size_t x = 0; x < l->nexec; x++)
+		if (kept[tgid_index(set, ntgid, l->execs[x].tgid)])
+			l->execs[nx++] = l->execs[x];
+	l->n = ne;
+	l->nexec = nx;
+	l->forgotten += before - ne - nx;
+out:
+	free(set);
+	free(kept);
+	/* Next when half the room left is taken: what is kept is not looked at again and again. */
+	ne = l->n > l->nexec ? l->n : l->nexec;
+	l->next_forget =
+		ne < MMAP_LOG_FORGET_AT ? MMAP_LOG_FORGET_AT : ne + (MMAP_LOG_MAX - ne) / 2;
+	return before - l->n - l->nexec;
+}
+
+uint64_t mmap_log_forgotten(const struct mmap_log *l)
+{
+	return l ? l->forgotten : 0;
+}
+
 void mmap_log_free(struct mmap_log *l)
 {
 	if (!l)
 		return;
-	perf_buffer__free(l->pb);
+	if (l->pb)
+		perf_buffer__free(l->pb);
 	for (size_t i = 0; i < l->n; i++)
 		free(l->ents[i].path);
+	for (size_t i = 0; i < l->files.cap; i++) {
+		struct mlog_file *f = ktable_at(&l->files, i);
+
+		if (f)
+			free(f->path);
+	}
+	ktable_free(&l->files);
+	free(l->spared);
 	free(l->ents);
 	free(l->execs);
 	free(l);

@@ -16,6 +16,14 @@
 
 struct mmap_log;
 
+/* A log fed by hand (mmap_log_add_exec(), mmap_log_add_map()): for tests. */
+struct mmap_log *mmap_log_new(void);
+/* The kernel's records, as read: process pid exec'ed (PERF_RECORD_COMM, exec) at ns; process
+ * pid mapped [start, start + len) of path (taken: freed by the log) at pgoff, at ns, with the
+ * file's 20-byte build ID or NULL. */
+void mmap_log_add_exec(struct mmap_log *l, uint32_t pid, uint64_t ns);
+void mmap_log_add_map(struct mmap_log *l, uint32_t pid, uint64_t ns, uint64_t start, uint64_t len,
+		      uint64_t pgoff, const unsigned char *build_id, char *path);
 /* Open the records on every CPU into the perf event array map_fd, with the files' build IDs
  * (build_ids: v5.12) or without (paths only, for mmap_log_read_files()); NULL and *err
  * (-errno) when this kernel cannot give them. */
@@ -57,6 +65,35 @@ struct mmap_hit {
  * false when not in the records (see maps_key). */
 bool mmap_log_find(struct mmap_log *l, uint32_t tgid, uint64_t exec_ns, uint64_t ip,
 		   struct mmap_hit *hit);
+
+/*
+ * The code at instruction ip of process tgid's image named by image (its exec time, as in a
+ * LOC_MMAP_RECORDS location's build ID): its file's build ID (20 bytes) and the offset in it.
+ * false when not in the records. Locations and stacks settled so need no records at the end
+ * (the files of records forgotten stay known by build ID, for mmap_log_read_files()). A file
+ * without a build ID gets one made of its path (mmap_log_path_of()). log: a struct mmap_log (the
+ * type of a to_code_fn).
+ */
+bool mmap_log_to_code(void *log, uint32_t tgid, const unsigned char *image, uint64_t ip,
+		      unsigned char *build_id, uint64_t *offset);
+/* The path of a file without a build ID that to_code gave one of its own; NULL for a real
+ * build ID. */
+const char *mmap_log_path_of(const struct mmap_log *l, const unsigned char *build_id);
+typedef bool (*to_code_fn)(void *arg, uint32_t tgid, const unsigned char *image, uint64_t ip,
+			   unsigned char *build_id, uint64_t *offset);
+
+/*
+ * The log is bounded (records and images): a host where short processes come and go fills it
+ * in a minute. Nearly full, it is time to settle what may be (above) and forget the rest: keep
+ * the records and images of the processes keep() says yes to (those alive, those whose
+ * locations or stacks still need them) and of the images their forks chain to; the others go,
+ * at the second pass that refuses them (their last locations may still be on their way). The
+ * number of records and images forgotten.
+ */
+bool mmap_log_nearly_full(const struct mmap_log *l);
+size_t mmap_log_forget(struct mmap_log *l, bool (*keep)(uint32_t tgid, void *arg), void *arg);
+/* Records and images forgotten so far: of processes gone that nothing needed (not lost). */
+uint64_t mmap_log_forgotten(const struct mmap_log *l);
 void mmap_log_free(struct mmap_log *l);
 
 #endif

@@ -28,6 +28,7 @@
 #include "core/target.h"
 #include "core/faults_avail.h"
 #include "core/mmap_log.h"
+#include "core/mmap_settle.h"
 #include "out/metrics.h"
 #include "mmscope.skel.h"
 #include "mmscope_nocb.skel.h"
@@ -1654,6 +1655,9 @@ int session_open(struct session *s, struct mm_opts *opts, const struct session_c
 
 		s->mlog = mmap_log_open(bpf_map__fd(s->skel->maps.mmap_events), ids, &err);
 		if (s->mlog && ids) {
+			/* raw addresses settled as code while their records are held */
+			s->locs.to_code = mmap_log_to_code;
+			s->locs.to_code_arg = s->mlog;
 			set_own_view(s);
 			s->skel->bss->mmap_records_on = 1;
 			seed_images(s);
@@ -1867,6 +1871,11 @@ int session_run(struct session *s, interval_fn on_interval)
 		}
 		mmap_log_consume(s->mlog);
 		now = now_ns();
+		/* Once a second, and at once when the log nears its cap (mmap_settle.h). */
+		if (now - s->last_settle >= 1000000000ULL || mmap_log_nearly_full(s->mlog)) {
+			mmap_settle(s->mlog, &s->locs, &s->folded, &s->ustacks);
+			s->last_settle = now;
+		}
 		if (step && now >= next) {
 			double t1 = wall_time_s();
 
@@ -1920,6 +1929,10 @@ int session_run(struct session *s, interval_fn on_interval)
 	if (mmap_log_lost(s->mlog))
 		warn_msg("%llu mmap records lost: some fault locations may show [unknown]",
 			 (unsigned long long)mmap_log_lost(s->mlog));
+	if (mmap_log_forgotten(s->mlog))
+		verbose_msg("%llu mmap records of processes gone forgotten (their locations and "
+			    "stacks settled first)",
+			    (unsigned long long)mmap_log_forgotten(s->mlog));
 	if (s->nresnap)
 		take_due_snapshots(s, 0);
 	s->t_end = now_ns();

@@ -89,6 +89,7 @@ struct session {
 	 * (faults: proc_fold_sweep()), and when it was last swept. */
 	struct proc_fold gone_procs;
 	uint64_t last_sweep;
+	uint64_t last_settle; /* mmap_settle(): the mmap log's raw addresses as code */
 	/* Stacks by id, as the BPF programs sent them (REC_KERNEL_STACK, REC_USER_STACK). */
 	struct stack_table kstacks, ustacks;
 	/* Folded-stack counts: what the BPF per-CPU slots gave up (REC_FOLDED), and (once the

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <linux/bpf.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +50,7 @@ void stacks_free(struct stack_table *t)
 
 #define FOLDED_MERGE_FIRST 4096 /* records before the first look for processes gone */
 
-static bool process_gone(uint32_t tgid)
+bool tgid_gone(uint32_t tgid)
 {
 	return tgid && kill((pid_t)tgid, 0) != 0 && errno == ESRCH;
 }
@@ -89,7 +90,7 @@ size_t folded_table_merge_gone(struct folded_table *t)
 {
 	struct merge_walk w = {0};
 	size_t n = 0, before = t->t.n;
-	bool (*gone)(uint32_t) = t->gone ? t->gone : process_gone;
+	bool (*gone)(uint32_t) = t->gone ? t->gone : tgid_gone;
 
 	if (!t->t.n)
 		return 0;
@@ -167,6 +168,48 @@ void folded_table_add(struct folded_table *t, const struct folded_key *key,
 	}
 	e->v.count += v->count;
 	e->v.latency_ns += v->latency_ns;
+}
+
+/* Settle a stack's frames in place: true when one is left unsettled. Its id stays: a stack is
+ * found by id, and one id is one stack of one image. */
+static bool settle_stack(struct user_stack *us, uint32_t tgid, to_code_fn to_code, void *arg)
+{
+	bool left = false;
+
+	for (uint32_t i = 0; i < us->nr; i++) {
+		struct user_frame *f = &us->f[i];
+		unsigned char id[sizeof(f->build_id)];
+		uint64_t offset;
+
+		if (f->status != LOC_MMAP_RECORDS)
+			continue;
+		if (!to_code(arg, tgid, f->build_id, f->offset_or_ip, id, &offset)) {
+			left = true;
+			continue;
+		}
+		f->status = BPF_STACK_BUILD_ID_VALID;
+		memcpy(f->build_id, id, sizeof(id));
+		f->offset_or_ip = offset;
+	}
+	return left;
+}
+
+void folded_settle_stacks(const struct folded_table *t, struct stack_table *ustacks,
+			  to_code_fn to_code, void *arg, void (*unsettled)(uint32_t tgid, void *a),
+			  void *a)
+{
+	for (size_t i = 0; i < t->t.cap; i++) {
+		const struct folded_entry *e = ktable_at(&t->t, i);
+		const struct stack_entry *s;
+		uint32_t tgid;
+
+		if (!e || !e->key.user_stack ||
+		    !(s = ktable_find(&ustacks->t, &e->key.user_stack)) || !s->stack)
+			continue;
+		tgid = e->key.tgid ? e->key.tgid : e->sym_tgid;
+		if (settle_stack(s->stack, tgid, to_code, arg))
+			unsettled(tgid, a);
+	}
 }
 
 void folded_table_free(struct folded_table *t)

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/mmap_log.h"
 #include "lib/keyed_table.h"
 #include "bpf/mmscope.h"
 
@@ -68,5 +69,14 @@ void folded_table_add(struct folded_table *t, const struct folded_key *key,
 /* Merge the records of processes gone (see above): the number of records that went. */
 size_t folded_table_merge_gone(struct folded_table *t);
 void folded_table_free(struct folded_table *t);
+/* The user frames of the records' stacks held as raw addresses of images the mmap records
+ * give (LOC_MMAP_RECORDS), settled in place as (build ID, offset) where to_code() knows them
+ * (see loc_table.h); unsettled(tgid) for each record whose stack keeps one: its process's
+ * records are still needed to name it. */
+void folded_settle_stacks(const struct folded_table *t, struct stack_table *ustacks,
+			  to_code_fn to_code, void *arg, void (*unsettled)(uint32_t tgid, void *a),
+			  void *a);
+/* kill(tgid, 0) says ESRCH: the process is gone. */
+bool tgid_gone(uint32_t tgid);
 
 #endif

@@ -76,6 +76,12 @@ static bool resolve_user(struct session *s, uint32_t tgid, uint32_t status,
 	memset(u, 0, sizeof(*u));
 	if (!s->usyms)
 		return false;
+	if (status == 1 && mmap_log_path_of(s->mlog, build_id)) {
+		/* settled by its path (no build ID): as resolve_mmap_record() names it */
+		u->dso = mmap_log_path_of(s->mlog, build_id);
+		u->file_offset = off_or_ip;
+		return true;
+	}
 	if (status == 1)
 		return usyms_resolve_build_id(s->usyms, build_id, off_or_ip, u);
 	if (status == 2)
@@ -159,7 +165,7 @@ struct location_row *read_locations(struct session *s, int *n)
 		loc = slot->loc;
 		count = loc.count;
 		dso[0] = '\0';
-		if (key.kernel) {
+		if (key.kernel == 1) { /* not LOC_KEY_BY_CODE */
 			const char *name = session_ksyms(s)
 						   ? ksyms_resolve(session_ksyms(s), key.ip, &off)
 						   : NULL;
