@@ -103,4 +103,26 @@ static void forgets_what_nobody_needs(void)
 	mmap_log_free(l);
 }
 
-TEST_MAIN(T(to_code_through_fork), T(forgets_what_nobody_needs))
+/* A process with one image (a fork child) is named through it; one that exec'ed again has two,
+ * and its raw addresses are not guessed at. A file settled into stays known by its path. */
+static void only_image_and_file_path(void)
+{
+	struct mmap_log *l = mmap_log_new();
+	unsigned char id[20];
+	uint64_t ns = 0;
+
+	exec_image(l, 10, 100, 0x7000, 0x2000, id_a, "/bin/a");
+	mmap_log_fork(l, 11, 200, 10, 110);
+	exec_image(l, 12, 300, 0x7000, 0x5000, id_b, "/bin/b");
+	exec_image(l, 12, 400, 0x7000, 0x5000, id_b, "/bin/b");
+	EXPECT(mmap_log_only_image(l, 11, &ns) && ns == 200);
+	EXPECT(mmap_log_only_image(l, 10, &ns) && ns == 110);
+	EXPECT(!mmap_log_only_image(l, 12, &ns)); /* two images */
+	EXPECT(!mmap_log_only_image(l, 13, &ns)); /* none */
+	EXPECT(mmap_log_file_path(l, id_a) == NULL); /* nothing settled into it yet */
+	EXPECT_EQ_U64(code_of(l, 11, 200, 0x7010, id), 0x2010);
+	EXPECT(mmap_log_file_path(l, id_a) && strcmp(mmap_log_file_path(l, id_a), "/bin/a") == 0);
+	mmap_log_free(l);
+}
+
+TEST_MAIN(T(to_code_through_fork), T(forgets_what_nobody_needs), T(only_image_and_file_path))

@@ -389,6 +389,29 @@ static const struct mlog_exec *image_of(const struct mmap_log *l, uint32_t tgid,
 	return bsearch(&key, l->execs, l->nexec, sizeof(key), cmp_exec);
 }
 
+bool mmap_log_only_image(struct mmap_log *l, uint32_t tgid, uint64_t *ns)
+{
+	size_t lo = 0, hi;
+
+	if (!l)
+		return false;
+	sort_log(l);
+	hi = l->nexec;
+	while (lo < hi) { /* the first image of tgid */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->execs[mid].tgid < tgid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= l->nexec || l->execs[lo].tgid != tgid ||
+	    (lo + 1 < l->nexec && l->execs[lo + 1].tgid == tgid))
+		return false;
+	*ns = l->execs[lo].ns;
+	return true;
+}
+
 /* A fork's image goes on into its parent's, up to the fork; a chain of forks is followed
  * this deep at most. */
 #define MMAP_LOG_FORK_DEPTH 16
@@ -448,6 +471,23 @@ static void keep_file(struct mmap_log *l, struct mlog_ent *e)
 		free(e->path);
 }
 
+/* The path of a file a location or frame was settled into: what names it at the end
+ * (file+0xOFFSET) when the file itself is gone by then (deleted, replaced) and no symbol can
+ * be read. Read at the end like a forgotten record's file. */
+static void remember_file(struct mmap_log *l, const unsigned char *build_id, const char *path)
+{
+	unsigned char id[sizeof(((struct mlog_file *)0)->id)] = {0};
+	struct mlog_file *f;
+	bool created;
+
+	if (!path || path[0] != '/')
+		return;
+	memcpy(id, build_id, 20);
+	f = ktable_get(&l->files, id, &created);
+	if (f && created)
+		f->path = strdup(path);
+}
+
 /* The tail of the ID a mapping without a build ID is settled under (the head: a hash of its
  * path): no real build ID ends so. */
 static const char path_id_tag[12] = "mmscope-path";
@@ -499,11 +539,25 @@ bool mmap_log_to_code(void *log, uint32_t tgid, const unsigned char *image, uint
 	if (!mmap_log_find(log, tgid, exec_ns, ip, &hit))
 		return false;
 	if (hit.has_build_id)
+		remember_file(log, hit.build_id, hit.path);
+	if (hit.has_build_id)
 		memcpy(build_id, hit.build_id, sizeof(hit.build_id));
 	else if (!path_id(log, hit.path, build_id))
 		return false;
 	*offset = hit.file_offset;
 	return true;
+}
+
+const char *mmap_log_file_path(const struct mmap_log *l, const unsigned char *build_id)
+{
+	unsigned char id[sizeof(((struct mlog_file *)0)->id)] = {0};
+	const struct mlog_file *f;
+
+	if (!l)
+		return NULL;
+	memcpy(id, build_id, 20);
+	f = ktable_find(&l->files, id);
+	return f ? f->path : NULL;
 }
 
 bool mmap_log_nearly_full(const struct mmap_log *l)

@@ -79,6 +79,13 @@ bool mmap_log_to_code(void *log, uint32_t tgid, const unsigned char *image, uint
 /* The path of a file without a build ID that to_code gave one of its own; NULL for a real
  * build ID. */
 const char *mmap_log_path_of(const struct mmap_log *l, const unsigned char *build_id);
+/* The path of any file to_code settled something into, by its build ID (real or its own);
+ * NULL when none. */
+const char *mmap_log_file_path(const struct mmap_log *l, const unsigned char *build_id);
+/* The image of process tgid when the records have exactly one: its time in *ns. What names
+ * the raw addresses of a process gone before its mappings could be read (a fork child that
+ * lived a few milliseconds), whose one image is its fork's. */
+bool mmap_log_only_image(struct mmap_log *l, uint32_t tgid, uint64_t *ns);
 typedef bool (*to_code_fn)(void *arg, uint32_t tgid, const unsigned char *image, uint64_t ip,
 			   unsigned char *build_id, uint64_t *offset);
 

@@ -70,6 +70,24 @@ static bool resolve_mmap_record(struct session *s, uint32_t tgid, const unsigned
 	return true;
 }
 
+/*
+ * A raw address (the kernel could not read the build ID at the event: its mmap lock or
+ * irq_work busy) of a process gone before its mappings were read, which has only one image in
+ * the records: named through it. That is a fork child of a few milliseconds, whose image is its
+ * parent's up to the fork (powerpc's stacks, the kernel's walk every time, had a child's COW
+ * faults under [unknown] when its build-ID reads failed).
+ */
+static bool resolve_by_only_image(struct session *s, uint32_t tgid, uint64_t ip, struct usym *u)
+{
+	unsigned char image[20] = {0};
+	uint64_t ns;
+
+	if (!s->mlog || !mmap_log_only_image(s->mlog, tgid, &ns))
+		return false;
+	memcpy(image, &ns, sizeof(ns));
+	return resolve_mmap_record(s, tgid, image, ip, u);
+}
+
 static bool resolve_user(struct session *s, uint32_t tgid, uint32_t status,
 			 const unsigned char *build_id, uint64_t off_or_ip, struct usym *u)
 {
@@ -85,7 +103,8 @@ static bool resolve_user(struct session *s, uint32_t tgid, uint32_t status,
 	if (status == 1)
 		return usyms_resolve_build_id(s->usyms, build_id, off_or_ip, u);
 	if (status == 2)
-		return usyms_resolve_addr(s->usyms, (int)tgid, off_or_ip, u);
+		return usyms_resolve_addr(s->usyms, (int)tgid, off_or_ip, u) ||
+		       resolve_by_only_image(s, tgid, off_or_ip, u);
 	if (status == LOC_MMAP_RECORDS)
 		return resolve_mmap_record(s, tgid, build_id, off_or_ip, u);
 	return false;
@@ -131,8 +150,13 @@ static bool resolve_user_retry(struct session *s, uint32_t tgid, uint32_t status
 	if (status == 1 && !u->dso && !scanned_once && s->usyms) {
 		scanned_once = true;
 		scan_all_processes(s);
-		return resolve_user(s, tgid, status, build_id, off, u);
+		if (resolve_user(s, tgid, status, build_id, off, u) && u->dso)
+			return true;
 	}
+	/* Settled from the records into a file gone since (deleted, replaced): its path and the
+	 * offset, as an unsettled address would be named. */
+	if (status == 1 && !u->dso && (u->dso = mmap_log_file_path(s->mlog, build_id)))
+		u->file_offset = off;
 	return u->dso != NULL;
 }
 
