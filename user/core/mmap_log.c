@@ -15,6 +15,7 @@
 
 #include "core/mmap_log.h"
 #include "lib/keyed_table.h"
+#include "lib/util.h"
 
 /* At most this many records are kept (~80 bytes each, paths apart); more are dropped and
  * counted lost. */
@@ -563,13 +564,6 @@ const char *mmap_log_file_path(const struct mmap_log *l, const unsigned char *bu
 bool mmap_log_nearly_full(const struct mmap_log *l)
 {
 	return l && (l->n >= l->next_forget || l->nexec >= l->next_forget);
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return (x > y) - (x < y);
 }
 
 /* The processes of the log, each once, sorted: NULL without memory. */

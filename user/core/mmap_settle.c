@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "core/mmap_settle.h"
+#include "lib/util.h"
 
 /* The processes whose records are still needed: a sorted set once built. */
 struct needed {
@@ -26,13 +27,6 @@ static void need(uint32_t tgid, void *arg)
 		s->cap = cap;
 	}
 	s->tgid[s->n++] = tgid;
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return (x > y) - (x < y);
 }
 
 /* Alive (it may fault again, at code not settled yet), or named by what is left unsettled. */

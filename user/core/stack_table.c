@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/stack_table.h"
+#include "lib/util.h"
 
 int stacks_add(struct stack_table *t, uint64_t id, const void *stack, size_t size)
 {
@@ -53,13 +54,6 @@ void stacks_free(struct stack_table *t)
 bool tgid_gone(uint32_t tgid)
 {
 	return tgid && kill((pid_t)tgid, 0) != 0 && errno == ESRCH;
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return (x > y) - (x < y);
 }
 
 struct merge_walk {

@@ -231,3 +231,10 @@ int parse_cpu_list(const char *s, uint64_t *mask, unsigned int nbits)
 	}
 	return 0;
 }
+
+int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}

@@ -43,4 +43,7 @@ long read_small_file(const char *path, char *buf, size_t size);
 /* Parse a CPU list "0,2-5"; sets bits in mask (nbits wide). 0 or -EINVAL / -ERANGE. */
 int parse_cpu_list(const char *s, uint64_t *mask, unsigned int nbits);
 
+/* qsort()/bsearch() order of uint32_t values (process ids). */
+int cmp_u32(const void *a, const void *b);
+
 #endif
