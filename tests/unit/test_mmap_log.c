@@ -117,8 +117,8 @@ static void only_image_and_file_path(void)
 	exec_image(l, 12, 400, 0x7000, 0x5000, id_b, "/bin/b");
 	EXPECT(mmap_log_only_image(l, 11, &ns) && ns == 200);
 	EXPECT(mmap_log_only_image(l, 10, &ns) && ns == 110);
-	EXPECT(!mmap_log_only_image(l, 12, &ns)); /* two images */
-	EXPECT(!mmap_log_only_image(l, 13, &ns)); /* none */
+	EXPECT(!mmap_log_only_image(l, 12, &ns));    /* two images */
+	EXPECT(!mmap_log_only_image(l, 13, &ns));    /* none */
 	EXPECT(mmap_log_file_path(l, id_a) == NULL); /* nothing settled into it yet */
 	EXPECT_EQ_U64(code_of(l, 11, 200, 0x7010, id), 0x2010);
 	EXPECT(mmap_log_file_path(l, id_a) && strcmp(mmap_log_file_path(l, id_a), "/bin/a") == 0);

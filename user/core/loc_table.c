@@ -76,6 +76,21 @@ static struct fault_location_key key_of(const struct location_slot *in)
 					   .ip = in->loc.offset_or_ip};
 }
 
+/* in's counts into row s (created: new), or into lost when there was no row for it. */
+static void count_into(struct location_table *t, struct location_slot *s, bool created,
+		       const struct location_slot *in)
+{
+	if (!s) {
+		t->lost += in->loc.count; /* no memory for a new row */
+		return;
+	}
+	if (created) {
+		s->loc = in->loc;
+		return;
+	}
+	s->loc.count += in->loc.count;
+}
+
 /* Settling first: rows of raw addresses become rows by code, often enough room (an eighth of
  * the table, so that a full table is not walked again at the next new row); else the lighter
  * half goes. */
@@ -100,15 +115,7 @@ void locations_add(struct location_table *t, const struct location_slot *in)
 		make_room(t);
 		s = ktable_get(&t->t, &key, &created);
 	}
-	if (!s) {
-		t->lost += in->loc.count; /* no memory for a new row */
-		return;
-	}
-	if (created) {
-		s->loc = in->loc;
-		return;
-	}
-	s->loc.count += in->loc.count;
+	count_into(t, s, created, in);
 }
 
 /* loc.pad of a LOC_MMAP_RECORDS row the records read cannot settle (mapped before they began:
@@ -165,9 +172,16 @@ size_t locations_settle(struct location_table *t, bool records_read)
 	if (!w.max || !(w.out = calloc(w.max, sizeof(*w.out))))
 		return 0;
 	ktable_prune(&t->t, keep_unsettled, NULL, &w);
-	/* as many rows as went at most: always room */
-	for (size_t i = 0; i < w.nout; i++)
-		locations_add(t, &w.out[i]);
+	/* As many rows as went at most: always room, so added without make_room() (which
+	 * settles). */
+	for (size_t i = 0; i < w.nout; i++) {
+		struct fault_location_key key = key_of(&w.out[i]);
+		struct location_slot *s;
+		bool created;
+
+		s = ktable_get(&t->t, &key, &created);
+		count_into(t, s, created, &w.out[i]);
+	}
 	free(w.out);
 	return before - t->t.n;
 }
